@@ -1,0 +1,30 @@
+// swift-tools-version:6.0
+// Ember: an embeddable realtime document store. Layers follow ../shared/STYLE.md:
+// EmberModel (pure values, paths, mutations, queries) <- EmberStorage (persistence) <-
+// EmberBackend (authoritative store) <- EmberCore (sync engine, views, listeners) <- Ember (public API).
+import PackageDescription
+
+let swift5: [SwiftSetting] = [.swiftLanguageMode(.v5)]
+
+let package = Package(
+    name: "Ember",
+    products: [
+        .library(name: "Ember", targets: ["Ember"]),
+        .executable(name: "ember-demo", targets: ["EmberDemo"]),
+        .executable(name: "ember-bench", targets: ["EmberBench"]),
+    ],
+    targets: [
+        .target(name: "EmberModel", swiftSettings: swift5),
+        .target(name: "EmberStorage", dependencies: ["EmberModel"], swiftSettings: swift5),
+        .target(name: "EmberBackend", dependencies: ["EmberModel", "EmberStorage"], swiftSettings: swift5),
+        .target(name: "EmberCore", dependencies: ["EmberModel", "EmberStorage", "EmberBackend"], swiftSettings: swift5),
+        .target(name: "Ember", dependencies: ["EmberCore"], swiftSettings: swift5),
+        .executableTarget(name: "EmberDemo", dependencies: ["Ember"], swiftSettings: swift5),
+        .executableTarget(name: "EmberBench", dependencies: ["Ember", "EmberCore"], path: "bench/swift", swiftSettings: swift5),
+        .testTarget(name: "EmberModelTests", dependencies: ["EmberModel"], swiftSettings: swift5),
+        .testTarget(name: "EmberStorageTests", dependencies: ["EmberStorage"], swiftSettings: swift5),
+        .testTarget(name: "EmberBackendTests", dependencies: ["EmberBackend"], swiftSettings: swift5),
+        .testTarget(name: "EmberCoreTests", dependencies: ["EmberCore"], swiftSettings: swift5),
+        .testTarget(name: "EmberTests", dependencies: ["Ember"], swiftSettings: swift5),
+    ]
+)

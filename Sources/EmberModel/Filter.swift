@@ -1,0 +1,123 @@
+/// Responsible for: query filters (field comparisons and AND/OR composites) and whether a
+/// document matches them, by SEMANTICS.md 2 and 4.
+///
+///     let f = Filter.field(FieldFilter(field: try FieldPath(parsing: "state"), op: .equal, value: .string("CA")))
+///     f.matches(doc)
+public indirect enum Filter: Sendable {
+    case field(FieldFilter)
+    case composite(CompositeFilter)
+
+    public func matches(_ doc: Document) -> Bool {
+        switch self {
+        case .field(let f): return f.matches(doc)
+        case .composite(let c): return c.matches(doc)
+        }
+    }
+
+    /// Every field filter inside, flattened.
+    public var fieldFilters: [FieldFilter] {
+        switch self {
+        case .field(let f): return [f]
+        case .composite(let c): return c.filters.flatMap { $0.fieldFilters }
+        }
+    }
+}
+
+/// Responsible for: the comparison operators Firestore supports, with their wire names.
+public enum FilterOperator: String, Sendable, CaseIterable {
+    case lessThan = "<"
+    case lessThanOrEqual = "<="
+    case equal = "=="
+    case notEqual = "!="
+    case greaterThan = ">"
+    case greaterThanOrEqual = ">="
+    case arrayContains = "array-contains"
+    case arrayContainsAny = "array-contains-any"
+    case `in` = "in"
+    case notIn = "not-in"
+
+    /// Parses "==", "array-contains", also "array_contains" and "not_in" as google-cloud-firestore accepts.
+    public init(parsing s: String) throws {
+        if let op = FilterOperator(rawValue: s) { self = op; return }
+        if let op = FilterOperator(rawValue: s.replacingUnderscores()) { self = op; return }
+        throw EmberError.invalidArgument("Invalid operator '\(s)': use one of \(FilterOperator.allCases.map { $0.rawValue }.joined(separator: ", "))")
+    }
+
+    public var isInequality: Bool {
+        switch self {
+        case .lessThan, .lessThanOrEqual, .greaterThan, .greaterThanOrEqual, .notEqual, .notIn: return true
+        default: return false
+        }
+    }
+
+    public var takesArray: Bool { self == .in || self == .notIn || self == .arrayContainsAny }
+}
+
+extension String {
+    func replacingUnderscores() -> String { String(map { $0 == "_" ? "-" : $0 }) }
+}
+
+/// Responsible for: one `field op value` comparison.
+public struct FieldFilter: Sendable {
+    public let field: FieldPath
+    public let op: FilterOperator
+    public let value: Value
+
+    public init(field: FieldPath, op: FilterOperator, value: Value) {
+        self.field = field
+        self.op = op
+        self.value = value
+    }
+
+    public func matches(_ doc: Document) -> Bool {
+        guard let other = doc.field(field) else { return false }
+        switch op {
+        case .notEqual:
+            if other.isNull { return false }
+            return !(other.typeOrder == value.typeOrder && Value.compare(other, value) == 0)
+        case .arrayContains:
+            guard case .array(let a) = other else { return false }
+            return a.contains(value)
+        case .arrayContainsAny:
+            guard case .array(let a) = other, case .array(let wanted) = value else { return false }
+            return a.contains { wanted.contains($0) }
+        case .in:
+            guard case .array(let wanted) = value else { return false }
+            return wanted.contains(other)
+        case .notIn:
+            guard case .array(let excluded) = value else { return false }
+            if excluded.contains(.null) || other.isNull { return false }
+            return !excluded.contains(other)
+        default:
+            guard other.typeOrder == value.typeOrder else { return false }
+            let c = Value.compare(other, value)
+            switch op {
+            case .lessThan: return c < 0
+            case .lessThanOrEqual: return c <= 0
+            case .equal: return c == 0
+            case .greaterThan: return c > 0
+            case .greaterThanOrEqual: return c >= 0
+            default: return false
+            }
+        }
+    }
+}
+
+/// Responsible for: an AND or OR of filters.
+public struct CompositeFilter: Sendable {
+    public enum Op: String, Sendable { case and = "AND", or = "OR" }
+    public let op: Op
+    public let filters: [Filter]
+
+    public init(op: Op, filters: [Filter]) {
+        self.op = op
+        self.filters = filters
+    }
+
+    public func matches(_ doc: Document) -> Bool {
+        switch op {
+        case .and: return filters.allSatisfy { $0.matches(doc) }
+        case .or: return filters.contains { $0.matches(doc) }
+        }
+    }
+}

@@ -1,0 +1,131 @@
+/// Responsible for: evaluating a query against documents: membership (path, filters, order-by
+/// fields present, cursors) and the normalized order (SEMANTICS.md 5-6) used to sort results.
+///
+///     if query.matches(doc) { ... }; query.compare(a, b) < 0
+extension Query {
+    /// Explicit order-bys, then inequality fields not yet ordered (sorted), then the document
+    /// name, the implicit ones in the direction of the last explicit order-by.
+    public var normalizedOrderBy: [OrderBy] {
+        var result = explicitOrderBy
+        var seen = Set(result.map { $0.field })
+        let lastDescending = explicitOrderBy.last?.descending ?? false
+        let inequalities = filters.flatMap { $0.fieldFilters }.filter { $0.op.isInequality }.map { $0.field }
+        for field in Set(inequalities).sorted(by: { $0.compare($1) < 0 }) where !seen.contains(field) {
+            result.append(OrderBy(field: field, descending: lastDescending))
+            seen.insert(field)
+        }
+        if !seen.contains(FieldPath.documentId) {
+            result.append(OrderBy(field: .documentId, descending: lastDescending))
+        }
+        return result
+    }
+
+    /// Whether a document's key belongs to the collection (or group) this query reads.
+    @inlinable
+    public func matchesPath(_ key: DocumentKey) -> Bool {
+        if let group = collectionGroup { return key.collectionGroup == group }
+        if isDocumentQuery { return key.path == path }
+        let segs = key.path.segments
+        guard segs.count == path.segments.count + 1 else { return false }
+        for i in 0..<path.segments.count where segs[i] != path.segments[i] { return false }
+        return true
+    }
+
+    /// Whether `doc` (an existing document) is in this query's result, limit aside.
+    public func matches(_ doc: Document, orderBy: [OrderBy]? = nil) -> Bool {
+        guard doc.exists, matchesPath(doc.key) else { return false }
+        if isDocumentQuery { return true }
+        for f in filters where !f.matches(doc) { return false }
+        let order = orderBy ?? normalizedOrderBy
+        for ob in order where !ob.field.isDocumentId {
+            if doc.field(ob.field) == nil { return false }
+        }
+        if let s = startAt, !Query.boundSortsBefore(s, order, doc) { return false }
+        if let e = endAt, !Query.boundSortsAfter(e, order, doc) { return false }
+        return true
+    }
+
+    /// Compares two documents in query order: -1, 0, 1.
+    public static func compare(_ a: Document, _ b: Document, orderBy: [OrderBy]) -> Int {
+        for ob in orderBy {
+            var c: Int
+            if ob.field.isDocumentId {
+                c = a.key.path.compare(b.key.path)
+            } else {
+                let va = a.field(ob.field), vb = b.field(ob.field)
+                switch (va, vb) {
+                case (nil, nil): c = 0
+                case (nil, _): c = -1
+                case (_, nil): c = 1
+                default: c = Value.compare(va!, vb!)
+                }
+            }
+            if c != 0 { return ob.descending ? -c : c }
+        }
+        return 0
+    }
+
+    static func boundCompare(_ bound: Bound, _ orderBy: [OrderBy], _ doc: Document) -> Int {
+        var c = 0
+        for (i, v) in bound.values.enumerated() {
+            let ob = orderBy[i]
+            if ob.field.isDocumentId {
+                guard case .reference(let k) = v else { return 0 }
+                c = k.path.compare(doc.key.path)
+            } else {
+                guard let dv = doc.field(ob.field) else { return 0 }
+                c = Value.compare(v, dv)
+            }
+            if ob.descending { c = -c }
+            if c != 0 { break }
+        }
+        return c
+    }
+
+    static func boundSortsBefore(_ b: Bound, _ orderBy: [OrderBy], _ doc: Document) -> Bool {
+        let c = boundCompare(b, orderBy, doc)
+        return b.inclusive ? c <= 0 : c < 0
+    }
+
+    static func boundSortsAfter(_ b: Bound, _ orderBy: [OrderBy], _ doc: Document) -> Bool {
+        let c = boundCompare(b, orderBy, doc)
+        return b.inclusive ? c >= 0 : c > 0
+    }
+
+    /// A stable identity for sharing one view among listeners of equal queries.
+    public var canonicalId: String {
+        var s = collectionGroup.map { "cg:\($0)" } ?? path.canonical
+        s += "|f:" + filters.map(Query.canonical).joined(separator: ",")
+        s += "|ob:" + explicitOrderBy.map { "\($0.field.canonical)\($0.descending ? "-" : "+")" }.joined(separator: ",")
+        if let l = limit { s += "|l:\(limitType == .first ? "f" : "l")\(l)" }
+        if let b = startAt { s += "|s:\(b.inclusive ? "i" : "e")" + b.values.map { "\($0)" }.joined(separator: ",") }
+        if let b = endAt { s += "|e:\(b.inclusive ? "i" : "e")" + b.values.map { "\($0)" }.joined(separator: ",") }
+        return s
+    }
+
+    static func canonical(_ f: Filter) -> String {
+        switch f {
+        case .field(let ff): return "\(ff.field.canonical)\(ff.op.rawValue)\(ff.value.canonicalString)"
+        case .composite(let c): return "\(c.op.rawValue)(" + c.filters.map(canonical).joined(separator: ",") + ")"
+        }
+    }
+}
+
+extension Value {
+    /// An unambiguous text form (types tagged), used for canonical ids and debugging.
+    public var canonicalString: String {
+        switch self {
+        case .null: return "null"
+        case .bool(let b): return b ? "true" : "false"
+        case .int(let i): return "i\(i)"
+        case .double(let d): return "d\(d.bitPattern)"
+        case .timestamp(let t): return "t\(t.micros)"
+        case .string(let s): return "s\(s.utf8.count):\(s)"
+        case .bytes(let b): return "b" + b.map { String($0, radix: 16) }.joined(separator: ".")
+        case .reference(let k): return "r\(k.path.canonical.utf8.count):\(k.path.canonical)"
+        case .geoPoint(let g): return "g\(g.latitude),\(g.longitude)"
+        case .array(let a): return "[" + a.map { $0.canonicalString }.joined(separator: ",") + "]"
+        case .map(let m): return "{" + m.entries.map { "\($0.key.utf8.count):\($0.key)=\($0.value.canonicalString)" }.joined(separator: ",") + "}"
+        }
+    }
+}

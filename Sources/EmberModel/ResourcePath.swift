@@ -1,0 +1,92 @@
+/// Responsible for: slash-separated resource paths ("cities/SF/landmarks") and their validation
+/// and order (segment by segment, each by UTF-8 bytes), as Firestore defines them.
+///
+///     let p = try ResourcePath(parsing: "cities/SF")   // 2 segments: a document path
+public struct ResourcePath: Hashable, Sendable, CustomStringConvertible {
+    public let segments: [String]
+
+    public init(segments: [String]) { self.segments = segments }
+
+    /// Parses and validates a path: no empty segments, ids valid, at most 1,500 bytes.
+    /// Leading and trailing slashes are not allowed (Firestore rejects "//" and empty segments).
+    public init(parsing string: String) throws {
+        if string.isEmpty { throw EmberError.invalidArgument("Invalid path '': a path must be a non-empty string") }
+        if string.utf8.count > ResourcePath.maxBytes {
+            throw EmberError.invalidArgument("Invalid path: longer than \(ResourcePath.maxBytes) bytes")
+        }
+        let parts = string.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+        for part in parts {
+            try ResourcePath.validateSegment(part, in: string)
+        }
+        self.segments = parts
+    }
+
+    public static let maxBytes = 1_500
+
+    /// Ids may not be empty, "." or "..", nor match __.*__, nor contain "/"; at most 1,500 bytes.
+    public static func validateSegment(_ id: String, in path: String? = nil) throws {
+        let context = path.map { " in path '\($0)'" } ?? ""
+        if id.isEmpty { throw EmberError.invalidArgument("Invalid path\(context): empty segment") }
+        if id == "." || id == ".." { throw EmberError.invalidArgument("Invalid id '\(id)'\(context): '.' and '..' are not allowed") }
+        if id.contains("/") { throw EmberError.invalidArgument("Invalid id '\(id)': an id cannot contain '/'") }
+        let u = Array(id.utf8)
+        if u.count > maxBytes { throw EmberError.invalidArgument("Invalid id\(context): longer than \(maxBytes) bytes") }
+        if u.count >= 4 && u[0] == 95 && u[1] == 95 && u[u.count - 1] == 95 && u[u.count - 2] == 95 {
+            throw EmberError.invalidArgument("Invalid id '\(id)'\(context): ids matching __.*__ are reserved")
+        }
+    }
+
+    public var count: Int { segments.count }
+    public var isEmpty: Bool { segments.isEmpty }
+    public var last: String { segments.last ?? "" }
+    public var isDocumentPath: Bool { !segments.isEmpty && segments.count % 2 == 0 }
+    public var isCollectionPath: Bool { segments.count % 2 == 1 }
+    public var canonical: String { segments.joined(separator: "/") }
+    public var description: String { canonical }
+
+    public func appending(_ segment: String) -> ResourcePath { ResourcePath(segments: segments + [segment]) }
+    public var parent: ResourcePath? { segments.isEmpty ? nil : ResourcePath(segments: Array(segments.dropLast())) }
+
+    public func isPrefix(of other: ResourcePath) -> Bool {
+        other.segments.count >= segments.count && zip(segments, other.segments).allSatisfy { compareUTF8($0, $1) == 0 }
+    }
+
+    /// -1, 0, 1: segment by segment, each by UTF-8 bytes; a prefix sorts first.
+    public func compare(_ other: ResourcePath) -> Int {
+        let n = min(segments.count, other.segments.count)
+        for i in 0..<n {
+            let c = compareUTF8(segments[i], other.segments[i])
+            if c != 0 { return c }
+        }
+        return segments.count < other.segments.count ? -1 : (segments.count > other.segments.count ? 1 : 0)
+    }
+}
+
+/// Responsible for: the key of a document, a resource path with an even number of segments.
+///
+///     let key = try DocumentKey(parsing: "cities/SF")
+///     key.collectionPath.canonical == "cities"; key.id == "SF"
+public struct DocumentKey: Hashable, Comparable, Sendable, CustomStringConvertible {
+    public let path: ResourcePath
+
+    public init(path: ResourcePath) throws {
+        guard path.isDocumentPath else {
+            throw EmberError.invalidArgument("Invalid document path '\(path.canonical)': a document path needs an even number of segments, this one has \(path.count)")
+        }
+        self.path = path
+    }
+
+    public init(parsing string: String) throws {
+        try self.init(path: ResourcePath(parsing: string))
+    }
+
+    /// For keys known valid (built from a valid collection path and id).
+    public init(unchecked path: ResourcePath) { self.path = path }
+
+    public var id: String { path.last }
+    public var collectionPath: ResourcePath { path.parent! }
+    public var collectionGroup: String { path.segments[path.count - 2] }
+    public var description: String { path.canonical }
+
+    public static func < (a: DocumentKey, b: DocumentKey) -> Bool { a.path.compare(b.path) < 0 }
+}

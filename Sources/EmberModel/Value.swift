@@ -1,0 +1,149 @@
+/// Responsible for: the Firestore value model. Every document field is a `Value`; maps keep their
+/// entries sorted by UTF-8 key so equality, order and iteration are deterministic.
+///
+///     let v: Value = .map(MapValue(["name": .string("SF"), "pop": .int(860000)]))
+public enum Value: Sendable {
+    case null
+    case bool(Bool)
+    case int(Int64)
+    case double(Double)
+    case timestamp(Timestamp)
+    case string(String)
+    case bytes([UInt8])
+    case reference(DocumentKey)
+    case geoPoint(GeoPoint)
+    case array([Value])
+    case map(MapValue)
+}
+
+/// Responsible for: a point in time with microsecond precision (Firestore keeps µs).
+public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible {
+    /// Microseconds since 1970-01-01T00:00:00Z.
+    public let micros: Int64
+
+    public init(micros: Int64) { self.micros = micros }
+
+    /// Truncates nanoseconds to microseconds.
+    public init(seconds: Int64, nanoseconds: Int32) {
+        self.micros = seconds &* 1_000_000 &+ Int64(nanoseconds / 1000)
+    }
+
+    public var seconds: Int64 { micros >= 0 ? micros / 1_000_000 : (micros - 999_999) / 1_000_000 }
+    public var nanoseconds: Int32 { Int32((micros - seconds * 1_000_000) * 1000) }
+
+    public static func < (a: Timestamp, b: Timestamp) -> Bool { a.micros < b.micros }
+    public var description: String { "Timestamp(seconds=\(seconds), nanoseconds=\(nanoseconds))" }
+
+    /// Firestore's range: 0001-01-01T00:00:00Z ... 9999-12-31T23:59:59.999999Z.
+    public static let minMicros: Int64 = -62_135_596_800 * 1_000_000
+    public static let maxMicros: Int64 = 253_402_300_799 * 1_000_000 + 999_999
+}
+
+/// Responsible for: a latitude/longitude pair ordered by latitude, then longitude.
+public struct GeoPoint: Hashable, Sendable, CustomStringConvertible {
+    public let latitude: Double
+    public let longitude: Double
+    public init(latitude: Double, longitude: Double) {
+        self.latitude = latitude
+        self.longitude = longitude
+    }
+    public var description: String { "GeoPoint(\(latitude), \(longitude))" }
+}
+
+/// Responsible for: a map value as entries sorted by the UTF-8 bytes of their keys, with
+/// binary-search lookup and nested field-path access.
+public struct MapValue: Sendable, Equatable {
+    public private(set) var entries: [(key: String, value: Value)]
+
+    public init() { entries = [] }
+
+    public init(_ dict: [String: Value]) {
+        entries = dict.map { (key: $0.key, value: $0.value) }
+        entries.sort { compareUTF8($0.key, $1.key) < 0 }
+    }
+
+    /// Entries must already be sorted by UTF-8 key with no duplicates.
+    public init(sortedEntries: [(key: String, value: Value)]) { entries = sortedEntries }
+
+    public var count: Int { entries.count }
+    public var isEmpty: Bool { entries.isEmpty }
+
+    @inlinable
+    func index(of key: String) -> (found: Bool, index: Int) {
+        var lo = 0, hi = entries.count
+        while lo < hi {
+            let mid = (lo + hi) >> 1
+            let c = compareUTF8(entries[mid].key, key)
+            if c == 0 { return (true, mid) }
+            if c < 0 { lo = mid + 1 } else { hi = mid }
+        }
+        return (false, lo)
+    }
+
+    public subscript(key: String) -> Value? {
+        get {
+            let (found, i) = index(of: key)
+            return found ? entries[i].value : nil
+        }
+        set {
+            let (found, i) = index(of: key)
+            if let v = newValue {
+                if found { entries[i].value = v } else { entries.insert((key: key, value: v), at: i) }
+            } else if found {
+                entries.remove(at: i)
+            }
+        }
+    }
+
+    /// The value at a nested field path, or nil when any segment is missing or not a map.
+    public func value(at path: FieldPath) -> Value? {
+        var current = self
+        let segs = path.segments
+        for (n, seg) in segs.enumerated() {
+            guard let v = current[seg] else { return nil }
+            if n == segs.count - 1 { return v }
+            guard case .map(let m) = v else { return nil }
+            current = m
+        }
+        return nil
+    }
+
+    /// Sets (or, with nil, deletes) the value at a nested path, creating intermediate maps.
+    public mutating func setValue(_ value: Value?, at path: FieldPath) {
+        setValue(value, segments: path.segments[...])
+    }
+
+    private mutating func setValue(_ value: Value?, segments: ArraySlice<String>) {
+        let head = segments.first!
+        if segments.count == 1 { self[head] = value; return }
+        var child: MapValue
+        if case .map(let m)? = self[head] { child = m } else {
+            if value == nil { return }
+            child = MapValue()
+        }
+        child.setValue(value, segments: segments.dropFirst())
+        self[head] = .map(child)
+    }
+
+    public static func == (a: MapValue, b: MapValue) -> Bool {
+        guard a.entries.count == b.entries.count else { return false }
+        for i in 0..<a.entries.count {
+            if compareUTF8(a.entries[i].key, b.entries[i].key) != 0 || a.entries[i].value != b.entries[i].value { return false }
+        }
+        return true
+    }
+}
+
+/// Compares two strings by their UTF-8 bytes (Firestore's string order), returning -1, 0 or 1.
+@inlinable
+public func compareUTF8(_ a: String, _ b: String) -> Int {
+    // Byte-wise, not Swift's canonical-equivalence `==`: "é" and "e\u{301}" are different keys.
+    var a = a, b = b
+    return a.withUTF8 { pa in
+        b.withUTF8 { pb in
+            let n = Swift.min(pa.count, pb.count)
+            for i in 0..<n where pa[i] != pb[i] { return pa[i] < pb[i] ? -1 : 1 }
+            return pa.count < pb.count ? -1 : (pa.count > pb.count ? 1 : 0)
+        }
+    }
+}
