@@ -1,0 +1,141 @@
+import Dispatch
+import EmberModel
+import EmberStorage
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Responsible for: the authoritative store clients sync with (in-process now; a server later
+/// speaks the same messages). It applies each batch atomically in commit order on its own queue,
+/// stamps create/update times from a strictly increasing clock, resolves server timestamps at
+/// commit, refuses what Firestore refuses, and tells each connection about changes to the targets
+/// it watches: the work per commit is proportional to the documents changed and the targets
+/// indexed on their collection, not to the size of the data.
+///
+///     let backend = Backend(persistence: MemoryPersistence())
+///     let conn = backend.connect(client: engine, queue: workerQueue)
+///     conn.commit(batch)     // acknowledged later, as a .commit event
+public final class Backend: @unchecked Sendable {
+    let queue = DispatchQueue(label: "ember.backend")
+    let persistence: Persistence
+    var store: DocumentStore { persistence.backendDocuments }
+    private(set) var lastVersion: Int64 = 0
+    var connections: [Int: BackendConnection] = [:]
+    private var nextConnectionId = 1
+    let targets = BackendTargetIndex()
+
+    public init(persistence: Persistence) {
+        self.persistence = persistence
+    }
+
+    /// Opens a connection whose events are delivered to `client` on `queue`.
+    public func connect(client: BackendClient, queue deliveryQueue: DispatchQueue) -> BackendConnection {
+        queue.sync {
+            let conn = BackendConnection(backend: self, id: nextConnectionId, client: client, deliveryQueue: deliveryQueue)
+            connections[conn.id] = conn
+            nextConnectionId += 1
+            return conn
+        }
+    }
+
+    /// Blocks until every message sent so far has been processed (tests and shutdown).
+    public func flush() { queue.sync {} }
+
+    /// A strictly increasing clock in µs, close to wall-clock time.
+    func nextVersion() -> Int64 {
+        var ts = timespec()
+        clock_gettime(CLOCK_REALTIME, &ts)
+        let now = Int64(ts.tv_sec) * 1_000_000 + Int64(ts.tv_nsec) / 1000
+        lastVersion = max(now, lastVersion + 1)
+        return lastVersion
+    }
+
+    // MARK: commits (on `queue`)
+
+    /// Applies `mutations` atomically. Returns the commit version and the changed documents
+    /// (tombstones for deletes), or the error that refused the whole batch.
+    func applyCommit(_ mutations: [Mutation], from origin: BackendConnection, batchId: Int64?) -> Result<Int64, EmberError> {
+        let version = nextVersion()
+        var order: [DocumentKey] = []
+        var before: [DocumentKey: Document?] = [:]
+        var after: [DocumentKey: Document] = [:]
+        do {
+            for m in mutations {
+                if before[m.key] == nil {
+                    before[m.key] = .some(store.get(m.key))
+                    order.append(m.key)
+                }
+                let base = after[m.key] ?? before[m.key]!
+                if let result = try m.applyAtBackend(to: base, commitTime: version) {
+                    after[m.key] = result
+                }
+            }
+        } catch let e as EmberError {
+            return .failure(e)
+        } catch {
+            return .failure(EmberError(.internal, "\(error)"))
+        }
+        persistence.runTransaction("backend commit") {
+            for key in order {
+                guard let doc = after[key] else { continue }
+                if doc.exists { store.put(doc) } else { store.remove(key) }
+            }
+        }
+        var outgoing: [Int: [DocumentKey: Document]] = [:]
+        if batchId != nil { outgoing[origin.id] = [:] }
+        for key in order {
+            guard let new = after[key] else { continue }
+            let old = before[key]!
+            if batchId != nil { outgoing[origin.id]![key] = new }
+            targets.forEachTarget(touching: key) { target in
+                target.noteChange(old: old, new: new) { doc in
+                    outgoing[target.connection.id, default: [:]][doc.key] = doc
+                }
+            }
+        }
+        for target in targets.takeTouchedLimitTargets() {
+            for doc in target.enteredWindow() {
+                if outgoing[target.connection.id]?[doc.key] == nil {
+                    outgoing[target.connection.id, default: [:]][doc.key] = doc
+                }
+            }
+        }
+        for (connId, docs) in outgoing {
+            guard let conn = connections[connId] else { continue }
+            let ack = connId == origin.id ? batchId : nil
+            conn.send(.commit(version: version, documents: Array(docs.values), ack: ack))
+        }
+        return .success(version)
+    }
+
+    // MARK: reads (on `queue`)
+
+    /// Every existing document the query's collection or group holds that matches it, limit aside.
+    func scan(_ query: Query) -> [Document] {
+        if let key = query.documentKey {
+            if let d = store.get(key), d.exists { return [d] }
+            return []
+        }
+        let candidates = query.collectionGroup.map { store.documents(inGroup: $0) } ?? store.documents(in: query.path)
+        let order = query.normalizedOrderBy
+        return candidates.filter { query.matches($0, orderBy: order) }
+    }
+
+    /// The query's result with its limit applied, in query order.
+    func run(_ query: Query) -> [Document] {
+        var set = DocumentSet(orderBy: query.normalizedOrderBy)
+        set.replaceAll(scan(query))
+        return Array(set.window(limit: query.limit, type: query.limitType))
+    }
+
+    /// The current state of `key`: the document, or a tombstone at the current version.
+    func lookup(_ key: DocumentKey) -> Document {
+        if let d = store.get(key), d.exists { return d }
+        return Document.missing(key, version: lastVersion)
+    }
+
+    func resolve(_ knownKeys: [DocumentKey], excluding docs: [Document]) -> [Document] {
+        let inResult = Set(docs.map { $0.key })
+        return knownKeys.filter { !inResult.contains($0) }.map { lookup($0) }
+    }
+}

@@ -1,0 +1,97 @@
+import Dispatch
+import EmberModel
+
+/// Responsible for: one client's link to the backend: everything it sends crosses to the
+/// backend's queue (a real asynchronous boundary), and everything the backend sends arrives, in
+/// order, on the client's delivery queue.
+///
+///     conn.listen(targetId: 1, query: q, knownKeys: [])   // -> .listenResult on the client's queue
+public final class BackendConnection: @unchecked Sendable {
+    unowned let backend: Backend
+    public let id: Int
+    weak var client: BackendClient?
+    let deliveryQueue: DispatchQueue
+
+    init(backend: Backend, id: Int, client: BackendClient, deliveryQueue: DispatchQueue) {
+        self.backend = backend
+        self.id = id
+        self.client = client
+        self.deliveryQueue = deliveryQueue
+    }
+
+    /// Called on the backend queue.
+    func send(_ event: BackendEvent) {
+        deliveryQueue.async { [weak self] in
+            guard let self, let client = self.client else { return }
+            client.backend(self, didSend: event)
+        }
+    }
+
+    private func reply<T>(_ value: T, _ completion: @escaping (T) -> Void) {
+        deliveryQueue.async { completion(value) }
+    }
+
+    /// Commits a queued batch; the outcome arrives as `.commit(ack:)` or `.writeRejected`.
+    public func commit(_ batch: MutationBatch) {
+        backend.queue.async { [self] in
+            if case .failure(let e) = backend.applyCommit(batch.mutations, from: self, batchId: batch.batchId) {
+                send(.writeRejected(batchId: batch.batchId, error: e))
+            }
+        }
+    }
+
+    /// Commits a transaction's writes (with their preconditions) outside the write queue.
+    public func commitTransaction(_ mutations: [Mutation], completion: @escaping (Result<Int64, EmberError>) -> Void) {
+        backend.queue.async { [self] in
+            reply(backend.applyCommit(mutations, from: self, batchId: nil), completion)
+        }
+    }
+
+    /// Starts watching `query` as `targetId`: a `.listenResult` follows, then `.commit` events.
+    public func listen(targetId: Int, query: Query, knownKeys: [DocumentKey]) {
+        backend.queue.async { [self] in
+            let target = BackendTarget(connection: self, id: targetId, query: query)
+            let docs = target.start(with: backend.scan(query))
+            backend.targets.add(target)
+            var resolved = backend.resolve(knownKeys, excluding: docs)
+            if let key = query.documentKey, docs.isEmpty, !knownKeys.contains(key) {
+                resolved.append(backend.lookup(key))
+            }
+            send(.listenResult(targetId: targetId, documents: docs, resolved: resolved, version: backend.lastVersion))
+        }
+    }
+
+    public func unlisten(targetId: Int) {
+        backend.queue.async { [self] in backend.targets.remove(connectionId: id, targetId: targetId) }
+    }
+
+    /// Current states of `keys` (tombstones for missing ones) and the read version.
+    public func lookup(_ keys: [DocumentKey], completion: @escaping (([Document], Int64)) -> Void) {
+        backend.queue.async { [self] in reply((keys.map { backend.lookup($0) }, backend.lastVersion), completion) }
+    }
+
+    /// Runs a query once: its result, plus the current state of known keys not in it.
+    public func runQuery(_ query: Query, knownKeys: [DocumentKey], completion: @escaping (([Document], [Document], Int64)) -> Void) {
+        backend.queue.async { [self] in
+            let docs = backend.run(query)
+            reply((docs, backend.resolve(knownKeys, excluding: docs), backend.lastVersion), completion)
+        }
+    }
+
+    /// Counts the query's result (limit applied).
+    public func count(_ query: Query, completion: @escaping (Int) -> Void) {
+        backend.queue.async { [self] in
+            let n = backend.scan(query).count
+            reply(query.limit.map { min($0, n) } ?? n, completion)
+        }
+    }
+
+    /// Drops every target of this connection; no event is delivered after the backend processes it.
+    public func disconnect() {
+        backend.queue.async { [self] in
+            backend.targets.removeAll(connectionId: id)
+            backend.connections[id] = nil
+            client = nil
+        }
+    }
+}

@@ -1,0 +1,19 @@
+import EmberModel
+
+/// Responsible for: the messages a backend sends a connected client, in order, on the client's
+/// queue: what a listen found, what a commit changed, and the fate of the client's queued writes.
+public enum BackendEvent: Sendable {
+    /// The current result of a target just listened to (for a limit query: its window), and the
+    /// current state (document or tombstone) of each `knownKeys` document that is not in it.
+    case listenResult(targetId: Int, documents: [Document], resolved: [Document], version: Int64)
+    /// A commit at `version` changed these documents (tombstones for deletes), restricted to what
+    /// this client watches or wrote; `ack` is set when the commit was one of its queued batches.
+    case commit(version: Int64, documents: [Document], ack: Int64?)
+    /// A queued batch was refused; nothing of it was applied.
+    case writeRejected(batchId: Int64, error: EmberError)
+}
+
+/// Responsible for: receiving a connection's events. Called on the queue given to `connect`.
+public protocol BackendClient: AnyObject {
+    func backend(_ connection: BackendConnection, didSend event: BackendEvent)
+}

@@ -1,0 +1,152 @@
+import Dispatch
+import EmberModel
+import EmberStorage
+import EmberBackend
+
+/// Responsible for: the thread-safe entry point to one Ember database: it owns the serial
+/// worker (all engine state), the event thread (all callbacks), the backend link and the
+/// storage, and hands every call to the worker. Both the Swift API and the C ABI sit on it.
+/// Every call after `close()` fails with `failedPrecondition`.
+///
+///     let client = EmberClient()                               // in memory, its own backend
+///     let token = client.listen(Query(document: key)) { event in ... }
+///     try client.write([Mutation(key: key, kind: .set(fields))])
+public final class EmberClient: @unchecked Sendable {
+    let worker = DispatchQueue(label: "ember.worker")
+    public let events = EventThread(name: "ember.events")
+    let engine: SyncEngine
+    public let backend: Backend
+    let persistence: Persistence
+    private let stateLock = Lock()
+    private var isClosed = false
+
+    /// A database in memory with its own in-process backend.
+    public convenience init() {
+        let p = MemoryPersistence()
+        self.init(persistence: p, backend: Backend(persistence: p))
+    }
+
+    /// A client of `backend` (several clients may share one backend) caching in `persistence`.
+    public init(persistence: Persistence, backend: Backend) {
+        self.persistence = persistence
+        self.backend = backend
+        self.engine = SyncEngine(worker: worker, events: events, persistence: persistence)
+        worker.sync { engine.start(backend: backend) }
+    }
+
+    public var closed: Bool { stateLock.withLock { isClosed } }
+
+    private func checkOpen() throws {
+        if closed { throw EmberError(.failedPrecondition, "The database is closed.") }
+    }
+
+    /// Runs `body` on the worker and returns its result (the caller waits).
+    private func onWorker<T>(_ body: () throws -> T) throws -> T {
+        try checkOpen()
+        return try worker.sync {
+            if engine.closed { throw EmberError(.failedPrecondition, "The database is closed.") }
+            return try body()
+        }
+    }
+
+    // MARK: writes
+
+    /// Applies the mutations locally at once (listeners see them before this returns to the
+    /// caller's next event) and queues them for the backend. `completion` runs on the event
+    /// thread when the backend acknowledges (nil) or rejects the batch.
+    @discardableResult
+    public func write(_ mutations: [Mutation], completion: ((EmberError?) -> Void)? = nil) throws -> Int64 {
+        if mutations.count > MutationBatch.maxOperations {
+            throw EmberError.invalidArgument("A batch holds at most \(MutationBatch.maxOperations) operations, this one has \(mutations.count).")
+        }
+        return try onWorker { engine.write(mutations, completion: completion) }
+    }
+
+    /// Calls `completion` (event thread) once every write made so far is acknowledged or rejected.
+    public func waitForPendingWrites(_ completion: @escaping (EmberError?) -> Void) throws {
+        try onWorker { engine.waitForPendingWrites(completion) }
+    }
+
+    // MARK: listening
+
+    /// Starts a listener. Events arrive on the event thread; an error ends the listener.
+    public func listen(_ query: Query, options: ListenOptions = ListenOptions(), onGone: (() -> Void)? = nil,
+                       _ callback: @escaping (ListenEvent) -> Void) throws -> ListenerToken {
+        let token = ListenerToken(events: events, onGone: onGone)
+        let id = try onWorker { engine.listen(query, options: options, token: token, callback: callback) }
+        token.detach = { [weak self] in
+            guard let self, !self.closed else { return }
+            self.worker.async { if !self.engine.closed { self.engine.removeListener(id) } }
+        }
+        return token
+    }
+
+    // MARK: reads
+
+    public func getDocument(_ key: DocumentKey, source: GetSource = .default,
+                            completion: @escaping (Result<DocumentRead, EmberError>) -> Void) throws {
+        try onWorker { engine.getDocument(key, source: source, completion: completion) }
+    }
+
+    public func getDocuments(_ query: Query, source: GetSource = .default,
+                             completion: @escaping (Result<ViewSnapshot, EmberError>) -> Void) throws {
+        try onWorker { engine.getDocuments(query, source: source, completion: completion) }
+    }
+
+    public func count(_ query: Query, completion: @escaping (Result<Int, EmberError>) -> Void) throws {
+        try onWorker { engine.count(query, completion: completion) }
+    }
+
+    /// Blocking forms, for callers that are not on the worker (they wait at most `timeout` s).
+    public func getDocument(_ key: DocumentKey, source: GetSource = .default, timeout: Double = 30) throws -> DocumentRead {
+        try wait(timeout) { done in try getDocument(key, source: source, completion: done) }
+    }
+
+    public func getDocuments(_ query: Query, source: GetSource = .default, timeout: Double = 30) throws -> ViewSnapshot {
+        try wait(timeout) { done in try getDocuments(query, source: source, completion: done) }
+    }
+
+    public func count(_ query: Query, timeout: Double = 30) throws -> Int {
+        try wait(timeout) { done in try count(query, completion: done) }
+    }
+
+    func wait<T>(_ timeout: Double, _ start: (@escaping (Result<T, EmberError>) -> Void) throws -> Void) throws -> T {
+        let sem = Semaphore()
+        let box = ResultBox<T>()
+        try start { r in box.set(r); sem.signal() }
+        guard sem.wait(seconds: timeout) else { throw EmberError(.deadlineExceeded, "No answer within \(timeout) s.") }
+        return try box.get().get()
+    }
+
+    // MARK: network
+
+    public func disableNetwork() throws { try onWorker { engine.disableNetwork() } }
+    public func enableNetwork() throws { try onWorker { engine.enableNetwork() } }
+    public var isNetworkEnabled: Bool { (try? onWorker { engine.networkEnabled }) ?? false }
+
+    // MARK: lifetime
+
+    /// Stops listeners and the worker's links, fails unacknowledged write callbacks with
+    /// `cancelled`, and runs every callback already posted. Idempotent. Must not be called
+    /// from a callback that the caller then expects to keep running.
+    public func close() {
+        let first: Bool = stateLock.withLock {
+            if isClosed { return false }
+            isClosed = true
+            return true
+        }
+        guard first else { return }
+        worker.sync { engine.close() }
+        events.stop()
+    }
+
+    deinit { close() }
+}
+
+/// Responsible for: carrying one result from a completion to a waiting thread.
+final class ResultBox<T>: @unchecked Sendable {
+    private let lock = Lock()
+    private var value: Result<T, EmberError>?
+    func set(_ r: Result<T, EmberError>) { lock.withLock { value = r } }
+    func get() -> Result<T, EmberError> { lock.withLock { value! } }
+}

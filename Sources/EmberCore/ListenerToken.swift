@@ -1,0 +1,64 @@
+import Synchronization
+
+/// Responsible for: the contract of a listener's removal. Callbacks for one listener run on the
+/// event thread inside `deliver`, under this token's lock; `remove()` from any other thread takes
+/// that lock, so when it returns no callback is running and none will start. From inside a
+/// callback (on the event thread) it only clears the flag: nothing else can be running. `onGone`
+/// runs once, on the event thread, after the last callback has returned.
+///
+///     let token = ListenerToken(onGone: { free(ctx) }) ; token.remove()
+public final class ListenerToken: @unchecked Sendable {
+    private let callbackLock = Lock()
+    private let active = Atomic<Bool>(true)
+    private let goneOnce = Atomic<Bool>(false)
+    private let events: EventThread
+    private var onGone: (() -> Void)?
+    /// Runs (once) when the token is removed, to detach the listener from the engine.
+    var detach: (() -> Void)?
+
+    public init(events: EventThread, onGone: (() -> Void)? = nil) {
+        self.events = events
+        self.onGone = onGone
+    }
+
+    public var isActive: Bool { active.load(ordering: .acquiring) }
+
+    /// Runs `body` (a user callback) unless the listener was removed. Event thread only.
+    func deliver(_ body: () -> Void) {
+        callbackLock.lock()
+        if active.load(ordering: .acquiring) { body() }
+        callbackLock.unlock()
+    }
+
+    /// Delivers a final event (an error) and ends the listener.
+    func deliverFinal(_ body: () -> Void) {
+        callbackLock.lock()
+        let wasActive = active.exchange(false, ordering: .acquiringAndReleasing)
+        if wasActive { body() }
+        callbackLock.unlock()
+        if wasActive { finish() }
+    }
+
+    /// Idempotent. When it returns, the callback is not running and never runs again.
+    public func remove() {
+        if events.isCurrent {
+            guard active.exchange(false, ordering: .acquiringAndReleasing) else { return }
+        } else {
+            callbackLock.lock()
+            let was = active.exchange(false, ordering: .acquiringAndReleasing)
+            callbackLock.unlock()
+            guard was else { return }
+        }
+        finish()
+    }
+
+    private func finish() {
+        let d = detach
+        d?()
+        if goneOnce.exchange(true, ordering: .acquiringAndReleasing) { return }
+        if let gone = onGone {
+            onGone = nil
+            events.post(gone)
+        }
+    }
+}

@@ -1,0 +1,161 @@
+import EmberModel
+import EmberStorage
+
+/// Responsible for: the client's local truth: local document = cached backend document + every
+/// pending write on it, in order. It keeps the pending writes' results ("overlays") materialized
+/// per key so reads and queries cost no more than a lookup. Worker queue only.
+///
+///     let changed = local.write(mutations, localWriteTime: now)   // keys whose local view changed
+///     local.localDocument(key)
+final class LocalStore {
+    struct PendingBatch {
+        let batch: MutationBatch
+        let byKey: [DocumentKey: [Mutation]]
+    }
+
+    let persistence: Persistence
+    var remote: DocumentStore { persistence.remoteDocuments }
+    private var pending: [Int64: PendingBatch] = [:]
+    private var pendingOrder: [Int64] = []
+    private var pendingHead = 0
+    private var batchesByKey: [DocumentKey: [Int64]] = [:]
+    private var overlays: [DocumentKey: Document] = [:]
+    private var overlaysByCollection: [ResourcePath: Set<DocumentKey>] = [:]
+    private var nextBatchId: Int64
+
+    init(persistence: Persistence) {
+        self.persistence = persistence
+        self.nextBatchId = persistence.mutationQueue.nextBatchId()
+        for b in persistence.mutationQueue.allBatches() { track(b) }
+        for key in batchesByKey.keys { recomputeOverlay(key) }
+    }
+
+    var hasPendingWrites: Bool { pendingHead < pendingOrder.count }
+    var highestPendingBatchId: Int64? { hasPendingWrites ? pendingOrder.last : nil }
+
+    /// Pending batches in order (to send, or resend after the network comes back).
+    var pendingBatches: [MutationBatch] {
+        pendingOrder[pendingHead...].compactMap { pending[$0]?.batch }
+    }
+
+    func localDocument(_ key: DocumentKey) -> Document? {
+        overlays[key] ?? remote.get(key)
+    }
+
+    func hasPendingWrites(for key: DocumentKey) -> Bool { batchesByKey[key] != nil }
+
+    // MARK: writes
+
+    /// Queues a batch and applies it locally. Returns the batch and the keys it touched.
+    func write(_ mutations: [Mutation], localWriteTime: Int64) -> (MutationBatch, [DocumentKey]) {
+        let batch = MutationBatch(batchId: nextBatchId, localWriteTime: localWriteTime, mutations: mutations)
+        nextBatchId += 1
+        persistence.runTransaction("write") { persistence.mutationQueue.add(batch) }
+        let keys = track(batch)
+        for key in keys { recomputeOverlay(key) }
+        return (batch, keys)
+    }
+
+    @discardableResult
+    private func track(_ batch: MutationBatch) -> [DocumentKey] {
+        var byKey: [DocumentKey: [Mutation]] = [:]
+        var keys: [DocumentKey] = []
+        for m in batch.mutations {
+            if byKey[m.key] == nil { keys.append(m.key); byKey[m.key] = [m] } else { byKey[m.key]!.append(m) }
+        }
+        pending[batch.batchId] = PendingBatch(batch: batch, byKey: byKey)
+        pendingOrder.append(batch.batchId)
+        nextBatchId = max(nextBatchId, batch.batchId + 1)
+        for k in keys { batchesByKey[k, default: []].append(batch.batchId) }
+        return keys
+    }
+
+    /// Drops a batch (acknowledged or rejected). Returns the keys whose local view may change.
+    func removeBatch(_ batchId: Int64) -> [DocumentKey] {
+        guard let pb = pending.removeValue(forKey: batchId) else { return [] }
+        persistence.runTransaction("remove batch") { persistence.mutationQueue.remove(batchId: batchId) }
+        if pendingHead < pendingOrder.count && pendingOrder[pendingHead] == batchId {
+            pendingHead += 1
+            if pendingHead > 1024 && pendingHead * 2 > pendingOrder.count {
+                pendingOrder.removeFirst(pendingHead)
+                pendingHead = 0
+            }
+        } else if let i = pendingOrder[pendingHead...].firstIndex(of: batchId) {
+            pendingOrder.remove(at: i)
+        }
+        let keys = Array(pb.byKey.keys)
+        for k in keys {
+            if var ids = batchesByKey[k] {
+                if ids.first == batchId { ids.removeFirst() } else { ids.removeAll { $0 == batchId } }
+                batchesByKey[k] = ids.isEmpty ? nil : ids
+            }
+            recomputeOverlay(k)
+        }
+        return keys
+    }
+
+    /// Stores documents from the backend unless the cache already has a newer version.
+    /// Returns the keys whose cached version changed.
+    func applyRemote(_ docs: [Document]) -> [DocumentKey] {
+        var changed: [DocumentKey] = []
+        changed.reserveCapacity(docs.count)
+        persistence.runTransaction("apply remote") {
+            for d in docs {
+                if let cached = remote.get(d.key), cached.version > d.version { continue }
+                remote.put(d)
+                changed.append(d.key)
+            }
+        }
+        for k in changed where batchesByKey[k] != nil { recomputeOverlay(k) }
+        return changed
+    }
+
+    private func recomputeOverlay(_ key: DocumentKey) {
+        guard let ids = batchesByKey[key] else {
+            if overlays.removeValue(forKey: key) != nil {
+                overlaysByCollection[key.collectionPath]?.remove(key)
+                if overlaysByCollection[key.collectionPath]?.isEmpty == true { overlaysByCollection[key.collectionPath] = nil }
+            }
+            return
+        }
+        var doc = remote.get(key)
+        for id in ids {
+            guard let pb = pending[id], let ms = pb.byKey[key] else { continue }
+            for m in ms { doc = m.applyLocally(to: doc, localWriteTime: pb.batch.localWriteTime) }
+        }
+        if let d = doc, d.hasLocalMutations {
+            if overlays.updateValue(d, forKey: key) == nil { overlaysByCollection[key.collectionPath, default: []].insert(key) }
+        } else if overlays.removeValue(forKey: key) != nil {
+            overlaysByCollection[key.collectionPath]?.remove(key)
+        }
+    }
+
+    // MARK: queries
+
+    /// Every existing local document matching the query (limit not applied).
+    func execute(_ query: Query) -> [Document] {
+        if let key = query.documentKey {
+            if let d = localDocument(key), d.exists { return [d] }
+            return []
+        }
+        let order = query.normalizedOrderBy
+        var out: [Document] = []
+        var seen = Set<DocumentKey>()
+        let cached: [Document]
+        if let g = query.collectionGroup {
+            cached = remote.documents(inGroup: g)
+            for (k, d) in overlays where k.collectionGroup == g {
+                seen.insert(k)
+                if query.matches(d, orderBy: order) { out.append(d) }
+            }
+        } else {
+            cached = remote.documents(in: query.path)
+            for k in overlaysByCollection[query.path] ?? [] {
+                seen.insert(k)
+                if let d = overlays[k], query.matches(d, orderBy: order) { out.append(d) }
+            }
+        }
+        for d in cached where !seen.contains(d.key) && query.matches(d, orderBy: order) { out.append(d) }
+        return out
+    }
+}

@@ -1,0 +1,339 @@
+import Dispatch
+import EmberModel
+import EmberStorage
+import EmberBackend
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Responsible for: the glue of the client, run only on the worker queue: local writes
+/// (applied and raised at once, then sent), the backend's messages (results, commits,
+/// acknowledgements, rejections), listens and their targets, the network switch, and turning
+/// view snapshots into listener events posted, in order, to the event thread.
+///
+///     engine.write(mutations) { error in }      // on the worker
+final class SyncEngine: BackendClient {
+    let worker: DispatchQueue
+    let events: EventThread
+    let local: LocalStore
+    private(set) var connection: BackendConnection!
+    private(set) var networkEnabled = true
+    private var onlineState: OnlineState = .online
+
+    private var targets: [String: Target] = [:]
+    private var targetsByBackendId: [Int: Target] = [:]
+    private var index = TargetIndex()
+    private var listenerTargets: [Int: Target] = [:]
+    private var nextBackendTargetId = 1
+    private var nextListenerId = 1
+    private var dirty: [Target] = []
+    private var dirtySet = Set<ObjectIdentifier>()
+
+    private var writeCallbacks: [Int64: (EmberError?) -> Void] = [:]
+    private var pendingWaiters: [(upTo: Int64, done: (EmberError?) -> Void)] = []
+    /// Highest batch id handed to the backend; later batches wait for the network.
+    private var sentUpTo: Int64 = 0
+    private(set) var closed = false
+
+    init(worker: DispatchQueue, events: EventThread, persistence: Persistence) {
+        self.worker = worker
+        self.events = events
+        self.local = LocalStore(persistence: persistence)
+    }
+
+    /// Connects to the backend and sends writes left pending from before. Worker only.
+    func start(backend: Backend) {
+        connection = backend.connect(client: self, queue: worker)
+        sendPendingWrites()
+    }
+
+    static func now() -> Int64 {
+        var ts = timespec()
+        clock_gettime(CLOCK_REALTIME, &ts)
+        return Int64(ts.tv_sec) * 1_000_000 + Int64(ts.tv_nsec) / 1000
+    }
+
+    // MARK: writes
+
+    /// Applies a batch locally, raises its events, and sends it when the network is on.
+    func write(_ mutations: [Mutation], completion: ((EmberError?) -> Void)?) -> Int64 {
+        let (batch, keys) = local.write(mutations, localWriteTime: SyncEngine.now())
+        if let c = completion { writeCallbacks[batch.batchId] = c }
+        refresh(keys)
+        emit()
+        if networkEnabled {
+            connection.commit(batch)
+            sentUpTo = batch.batchId
+        }
+        return batch.batchId
+    }
+
+    private func sendPendingWrites() {
+        guard networkEnabled else { return }
+        for b in local.pendingBatches where b.batchId > sentUpTo {
+            connection.commit(b)
+            sentUpTo = b.batchId
+        }
+    }
+
+    func waitForPendingWrites(_ done: @escaping (EmberError?) -> Void) {
+        guard let upTo = local.highestPendingBatchId else {
+            events.post { done(nil) }
+            return
+        }
+        pendingWaiters.append((upTo, done))
+    }
+
+    private func completeBatch(_ batchId: Int64, error: EmberError?) {
+        if let cb = writeCallbacks.removeValue(forKey: batchId) { events.post { cb(error) } }
+        guard !pendingWaiters.isEmpty else { return }
+        let lowestPending = local.pendingBatches.first?.batchId ?? Int64.max
+        pendingWaiters.removeAll { w in
+            guard w.upTo < lowestPending else { return false }
+            events.post { w.done(nil) }
+            return true
+        }
+    }
+
+    // MARK: backend messages
+
+    func backend(_ connection: BackendConnection, didSend event: BackendEvent) {
+        guard !closed else { return }
+        switch event {
+        case .listenResult(let targetId, let docs, let resolved, let version):
+            guard let target = targetsByBackendId[targetId] else { return }
+            refresh(local.applyRemote(docs + resolved))
+            target.view.isCurrent = true
+            target.view.readTime = version
+            markDirty(target)
+            emit()
+        case .commit(let version, let docs, let ack):
+            var keys = local.applyRemote(docs)
+            if let batchId = ack { keys += local.removeBatch(batchId) }
+            refresh(keys, readTime: version)
+            emit()
+            if let batchId = ack { completeBatch(batchId, error: nil) }
+        case .writeRejected(let batchId, let error):
+            refresh(local.removeBatch(batchId))
+            emit()
+            completeBatch(batchId, error: error)
+        }
+    }
+
+    // MARK: views
+
+    /// Gives every target that may contain `keys` their new local state.
+    private func refresh(_ keys: [DocumentKey], readTime: Int64? = nil) {
+        for key in keys {
+            var doc: Document?? = nil
+            index.forEach(touching: key) { t in
+                if doc == nil { doc = .some(local.localDocument(key)) }
+                t.view.update(key, doc!)
+                if let r = readTime { t.view.readTime = r }
+                markDirty(t)
+            }
+        }
+    }
+
+    @inline(__always)
+    private func markDirty(_ t: Target) {
+        if dirtySet.insert(ObjectIdentifier(t)).inserted { dirty.append(t) }
+    }
+
+    private func fromCache(_ t: Target) -> Bool {
+        !t.listensToBackend || !networkEnabled || !t.view.isCurrent
+    }
+
+    /// Takes a snapshot of every dirty target and raises the events its listeners should see.
+    private func emit() {
+        guard !dirty.isEmpty else { return }
+        let ts = dirty
+        dirty.removeAll(keepingCapacity: true)
+        dirtySet.removeAll(keepingCapacity: true)
+        for t in ts {
+            guard let snap = t.view.takeSnapshot(fromCache: fromCache(t)) else { continue }
+            t.lastSnapshot = snap
+            for l in t.listeners {
+                if let ev = l.onViewSnapshot(snap) { raise(l, ev) }
+            }
+        }
+    }
+
+    private func raise(_ l: QueryListener, _ snap: ViewSnapshot) {
+        let token = l.token, cb = l.callback
+        events.post { token.deliver { cb(.snapshot(snap)) } }
+    }
+
+    // MARK: listening
+
+    /// Registers a listener; its events go through `token`. Returns the listener id.
+    func listen(_ query: Query, options: ListenOptions, token: ListenerToken, callback: @escaping (ListenEvent) -> Void) -> Int {
+        let id = nextListenerId
+        nextListenerId += 1
+        do {
+            try query.validateForExecution()
+        } catch {
+            let e = error as? EmberError ?? EmberError(.internal, "\(error)")
+            events.post { token.deliverFinal { callback(.error(e)) } }
+            return id
+        }
+        let key = query.canonicalId + (options.source == .cache ? "#cache" : "")
+        let target: Target
+        var isNew = false
+        if let t = targets[key] { target = t } else {
+            target = Target(key: key, query: query, listensToBackend: options.source == .default)
+            targets[key] = target
+            index.add(target)
+            target.view.reset(local.execute(query))
+            isNew = true
+        }
+        let listener = QueryListener(id: id, options: options, token: token, onlineState: onlineState, callback: callback)
+        target.listeners.append(listener)
+        listenerTargets[id] = target
+        if isNew {
+            markDirty(target)
+            emit()
+            if target.listensToBackend && networkEnabled { startBackendListen(target) }
+        } else if let snap = target.lastSnapshot, let ev = listener.onViewSnapshot(snap) {
+            raise(listener, ev)
+        }
+        return id
+    }
+
+    private func startBackendListen(_ t: Target) {
+        let id = nextBackendTargetId
+        nextBackendTargetId += 1
+        t.backendId = id
+        targetsByBackendId[id] = t
+        connection.listen(targetId: id, query: t.query, knownKeys: t.view.matchedKeys)
+    }
+
+    private func stopBackendListen(_ t: Target) {
+        guard let id = t.backendId else { return }
+        t.backendId = nil
+        targetsByBackendId[id] = nil
+        connection.unlisten(targetId: id)
+    }
+
+    func removeListener(_ id: Int) {
+        guard let t = listenerTargets.removeValue(forKey: id) else { return }
+        t.listeners.removeAll { $0.id == id }
+        if t.listeners.isEmpty {
+            stopBackendListen(t)
+            index.remove(t)
+            targets[t.key] = nil
+            if dirtySet.remove(ObjectIdentifier(t)) != nil { dirty.removeAll { $0 === t } }
+        }
+    }
+
+    // MARK: network
+
+    func disableNetwork() {
+        guard networkEnabled else { return }
+        networkEnabled = false
+        setOnlineState(.offline)
+        for t in targets.values where t.listensToBackend {
+            stopBackendListen(t)
+            t.view.isCurrent = false
+            markDirty(t)
+        }
+        emit()
+    }
+
+    func enableNetwork() {
+        guard !networkEnabled else { return }
+        networkEnabled = true
+        setOnlineState(.online)
+        for t in targets.values where t.listensToBackend { startBackendListen(t) }
+        sendPendingWrites()
+    }
+
+    private func setOnlineState(_ s: OnlineState) {
+        onlineState = s
+        for t in targets.values {
+            for l in t.listeners {
+                if let ev = l.onOnlineStateChange(s) { raise(l, ev) }
+            }
+        }
+    }
+
+    // MARK: one-shot reads
+
+    /// The local view of a document, from the cache or after asking the backend.
+    func getDocument(_ key: DocumentKey, source: GetSource, completion: @escaping (Result<DocumentRead, EmberError>) -> Void) {
+        let online = networkEnabled && source != .cache
+        if !online {
+            if source == .server {
+                return completion(.failure(EmberError(.unavailable, "Failed to get document from server: the client is offline.")))
+            }
+            guard let doc = local.localDocument(key) else {
+                let why = source == .cache
+                    ? "Failed to get document '\(key)' from cache. (It may exist on the server: get it without source cache.)"
+                    : "Failed to get document '\(key)' because the client is offline and the document is not in the cache."
+                return completion(.failure(EmberError(.unavailable, why)))
+            }
+            return completion(.success(DocumentRead(key: key, document: doc.exists ? doc : nil, fromCache: true)))
+        }
+        connection.lookup([key]) { [self] docs, _ in
+            refresh(local.applyRemote(docs))
+            emit()
+            let doc = local.localDocument(key)
+            completion(.success(DocumentRead(key: key, document: doc?.exists == true ? doc : nil, fromCache: false)))
+        }
+    }
+
+    /// A query's result once, from the cache or after asking the backend.
+    func getDocuments(_ query: Query, source: GetSource, completion: @escaping (Result<ViewSnapshot, EmberError>) -> Void) {
+        do { try query.validateForExecution() } catch { return completion(.failure(error as! EmberError)) }
+        let online = networkEnabled && source != .cache
+        if !online && source == .server {
+            return completion(.failure(EmberError(.unavailable, "Failed to get documents from server: the client is offline.")))
+        }
+        let view = View(query: query)
+        view.reset(local.execute(query))
+        if !online { return completion(.success(view.takeSnapshot(fromCache: true)!)) }
+        connection.runQuery(query, knownKeys: view.matchedKeys) { [self] docs, resolved, version in
+            refresh(local.applyRemote(docs + resolved))
+            emit()
+            let fresh = View(query: query)
+            fresh.reset(local.execute(query))
+            fresh.readTime = version
+            completion(.success(fresh.takeSnapshot(fromCache: false)!))
+        }
+    }
+
+    func count(_ query: Query, completion: @escaping (Result<Int, EmberError>) -> Void) {
+        guard networkEnabled else {
+            return completion(.failure(EmberError(.unavailable, "Failed to count: aggregate queries need the backend and the client is offline.")))
+        }
+        connection.count(query) { completion(.success($0)) }
+    }
+
+    // MARK: shutdown
+
+    func close() {
+        guard !closed else { return }
+        closed = true
+        for t in targets.values { stopBackendListen(t) }
+        targets.removeAll()
+        index = TargetIndex()
+        connection?.disconnect()
+        let err = EmberError(.cancelled, "The database was closed before the write was acknowledged.")
+        for (_, cb) in writeCallbacks { events.post { cb(err) } }
+        writeCallbacks.removeAll()
+        for w in pendingWaiters { events.post { w.done(err) } }
+        pendingWaiters.removeAll()
+    }
+}
+
+/// Where a one-shot read gets its data (Firestore's `Source`).
+public enum GetSource: Sendable { case `default`, server, cache }
+
+/// Responsible for: the result of reading one document: the document (nil when it does not
+/// exist) and whether it came from the cache.
+public struct DocumentRead: Sendable {
+    public let key: DocumentKey
+    public let document: Document?
+    public let fromCache: Bool
+    public var hasPendingWrites: Bool { document?.hasLocalMutations ?? false }
+}

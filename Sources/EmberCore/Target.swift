@@ -1,0 +1,59 @@
+import EmberModel
+
+/// Responsible for: one listened query inside the engine: its view, its listeners, its last
+/// snapshot (handed to listeners that attach later), and whether and as what id it is watched at
+/// the backend. Listeners with equal queries and sources share one target. Worker queue only.
+final class Target {
+    let key: String
+    let query: Query
+    let view: View
+    let listensToBackend: Bool
+    var listeners: [QueryListener] = []
+    var lastSnapshot: ViewSnapshot?
+    /// The id under which the backend currently watches this target (a fresh one per listen).
+    var backendId: Int?
+
+    init(key: String, query: Query, listensToBackend: Bool) {
+        self.key = key
+        self.query = query
+        self.view = View(query: query)
+        self.listensToBackend = listensToBackend
+    }
+}
+
+/// Responsible for: finding the targets a changed document may affect (those on its
+/// collection, its collection group, or the document itself), so a write reaches only the views
+/// whose query can match it.
+struct TargetIndex {
+    private var byCollection: [ResourcePath: [ObjectIdentifier: Target]] = [:]
+    private var byGroup: [String: [ObjectIdentifier: Target]] = [:]
+    private var byDocument: [DocumentKey: [Target]] = [:]
+
+    mutating func add(_ t: Target) {
+        let id = ObjectIdentifier(t)
+        if let g = t.query.collectionGroup { byGroup[g, default: [:]][id] = t }
+        else if let k = t.query.documentKey { byDocument[k, default: []].append(t) }
+        else { byCollection[t.query.path, default: [:]][id] = t }
+    }
+
+    mutating func remove(_ t: Target) {
+        let id = ObjectIdentifier(t)
+        if let g = t.query.collectionGroup {
+            byGroup[g]?[id] = nil
+            if byGroup[g]?.isEmpty == true { byGroup[g] = nil }
+        } else if let k = t.query.documentKey {
+            byDocument[k]?.removeAll { $0 === t }
+            if byDocument[k]?.isEmpty == true { byDocument[k] = nil }
+        } else {
+            byCollection[t.query.path]?[id] = nil
+            if byCollection[t.query.path]?.isEmpty == true { byCollection[t.query.path] = nil }
+        }
+    }
+
+    @inline(__always)
+    func forEach(touching key: DocumentKey, _ body: (Target) -> Void) {
+        if let ts = byDocument[key] { for t in ts { body(t) } }
+        if !byCollection.isEmpty, let ts = byCollection[key.collectionPath] { for t in ts.values { body(t) } }
+        if !byGroup.isEmpty, let ts = byGroup[key.collectionGroup] { for t in ts.values { body(t) } }
+    }
+}

@@ -1,0 +1,97 @@
+import EmberModel
+import EmberBackend
+
+/// Responsible for: an optimistic transaction: reads go to the backend and remember each
+/// document's version; writes are buffered; the commit sends them with preconditions that the
+/// read versions still hold. Reads must come before writes. Used by `EmberClient.runTransaction`.
+///
+///     try client.runTransaction { tx in
+///         let doc = try tx.get(key); tx.set(key, fields) }
+public final class TransactionContext {
+    let client: EmberClient
+    private var readVersions: [DocumentKey: Int64] = [:]   // 0: did not exist
+    private var writes: [Mutation] = []
+    private var written = Set<DocumentKey>()
+
+    init(client: EmberClient) { self.client = client }
+
+    /// Reads a document at the backend (nil when it does not exist).
+    public func get(_ key: DocumentKey) throws -> Document? {
+        if !writes.isEmpty {
+            throw EmberError.invalidArgument("Firestore transactions require all reads to be executed before all writes.")
+        }
+        let doc: Document = try client.wait(30) { done in
+            client.engine.connection.lookup([key]) { docs, _ in done(.success(docs[0])) }
+        }
+        let version = doc.exists ? doc.updateTime : 0
+        if let earlier = readVersions[key], earlier != version {
+            throw EmberError(.aborted, "Document \(key) changed between two reads of the same transaction.")
+        }
+        readVersions[key] = version
+        return doc.exists ? doc : nil
+    }
+
+    /// Buffers a write. A document read earlier gets a precondition on the version read.
+    public func write(_ m: Mutation) {
+        written.insert(m.key)
+        var precondition = m.precondition
+        if let v = readVersions[m.key] {
+            precondition = v == 0 ? .exists(false) : .updateTime(v)
+            if case .patch = m.kind, v == 0 {
+                // update() of a document read as missing: the backend refuses it as not-found.
+                precondition = .exists(true)
+            }
+        }
+        writes.append(Mutation(key: m.key, kind: m.kind, transforms: m.transforms, precondition: precondition))
+    }
+
+    /// The mutations to commit: the writes, plus a verify for each document only read.
+    func mutations() -> [Mutation] {
+        var out = writes
+        for (key, v) in readVersions where !written.contains(key) {
+            out.append(Mutation(key: key, kind: .verify, precondition: v == 0 ? .exists(false) : .updateTime(v)))
+        }
+        return out
+    }
+}
+
+extension EmberClient {
+    /// Runs `body` until its commit succeeds, at most `maxAttempts` times (contention retries).
+    /// Refused with `unavailable` while the network is disabled. Blocks the calling thread; do
+    /// not call from the worker.
+    public func runTransaction<T>(maxAttempts: Int = 5, _ body: (TransactionContext) throws -> T) throws -> T {
+        if maxAttempts < 1 { throw EmberError.invalidArgument("maxAttempts must be at least 1, got \(maxAttempts).") }
+        var lastError = EmberError(.aborted, "The transaction was not attempted.")
+        for _ in 0..<maxAttempts {
+            guard isNetworkEnabled else {
+                throw EmberError(.unavailable, "Transactions need the backend and the network is disabled.")
+            }
+            let tx = TransactionContext(client: self)
+            let result = try body(tx)
+            let ms = tx.mutations()
+            if ms.isEmpty { return result }
+            if ms.count > MutationBatch.maxOperations {
+                throw EmberError.invalidArgument("A transaction writes at most \(MutationBatch.maxOperations) documents, this one writes \(ms.count).")
+            }
+            let outcome: Result<Int64, EmberError> = try wait(30) { done in
+                engine.connection.commitTransaction(ms) { done(.success($0)) }
+            }
+            switch outcome {
+            case .success: return result
+            case .failure(let e) where [.aborted, .failedPrecondition, .alreadyExists].contains(e.code):
+                lastError = e
+                continue
+            case .failure(let e) where e.code == .notFound && tx.readVersionsCount > 0:
+                lastError = e
+                continue
+            case .failure(let e):
+                throw e
+            }
+        }
+        throw EmberError(.aborted, "Transaction failed after \(maxAttempts) attempts because of contention: \(lastError.message)")
+    }
+}
+
+extension TransactionContext {
+    var readVersionsCount: Int { readVersions.count }
+}

@@ -1,0 +1,67 @@
+/// Responsible for: a set of documents kept sorted in a query's order, with lookup by key and
+/// position by binary search. Inserting or removing is O(log n) comparisons plus a memmove.
+///
+///     var set = DocumentSet(orderBy: query.normalizedOrderBy)
+///     set.insert(doc); set.index(of: doc.key)
+public struct DocumentSet: Sendable {
+    public let orderBy: [OrderBy]
+    public private(set) var sorted: [Document] = []
+    private var byKey: [DocumentKey: Document] = [:]
+
+    public init(orderBy: [OrderBy]) { self.orderBy = orderBy }
+
+    public var count: Int { sorted.count }
+    public var isEmpty: Bool { sorted.isEmpty }
+    public subscript(key: DocumentKey) -> Document? { byKey[key] }
+    public func contains(_ key: DocumentKey) -> Bool { byKey[key] != nil }
+
+    @inline(__always)
+    func compare(_ a: Document, _ b: Document) -> Int {
+        Query.compare(a, b, orderBy: orderBy)
+    }
+
+    /// Position where `doc` is or would be.
+    public func insertionIndex(of doc: Document) -> Int {
+        var lo = 0, hi = sorted.count
+        while lo < hi {
+            let mid = (lo + hi) >> 1
+            if compare(sorted[mid], doc) < 0 { lo = mid + 1 } else { hi = mid }
+        }
+        return lo
+    }
+
+    public func index(of key: DocumentKey) -> Int? {
+        guard let doc = byKey[key] else { return nil }
+        let i = insertionIndex(of: doc)
+        return i < sorted.count && sorted[i].key == key ? i : nil
+    }
+
+    /// Inserts or replaces the document with the same key. Returns the previous version.
+    @discardableResult
+    public mutating func insert(_ doc: Document) -> Document? {
+        let old = remove(doc.key)
+        let i = insertionIndex(of: doc)
+        sorted.insert(doc, at: i)
+        byKey[doc.key] = doc
+        return old
+    }
+
+    @discardableResult
+    public mutating func remove(_ key: DocumentKey) -> Document? {
+        guard let i = index(of: key) else { return nil }
+        byKey[key] = nil
+        return sorted.remove(at: i)
+    }
+
+    /// Builds from unsorted documents in one sort.
+    public mutating func replaceAll(_ docs: [Document]) {
+        sorted = docs.sorted { compare($0, $1) < 0 }
+        byKey = Dictionary(docs.map { ($0.key, $0) }, uniquingKeysWith: { $1 })
+    }
+
+    /// The first or last `limit` documents (all of them without a limit).
+    public func window(limit: Int?, type: Query.LimitType) -> ArraySlice<Document> {
+        guard let n = limit, n < sorted.count else { return sorted[...] }
+        return type == .first ? sorted[..<n] : sorted[(sorted.count - n)...]
+    }
+}

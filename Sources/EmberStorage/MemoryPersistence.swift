@@ -1,0 +1,85 @@
+import EmberModel
+
+/// Responsible for: the in-memory `Persistence` (nothing survives the process). Not thread-safe:
+/// its owner (the backend's queue or the client's worker) serializes access to each store.
+///
+///     let p = MemoryPersistence(); p.remoteDocuments.put(doc)
+public final class MemoryPersistence: Persistence {
+    public let backendDocuments: DocumentStore = MemoryDocumentStore()
+    public let remoteDocuments: DocumentStore = MemoryDocumentStore()
+    public let mutationQueue: MutationQueue = MemoryMutationQueue()
+    public var isDurable: Bool { false }
+
+    public init() {}
+
+    public func runTransaction<T>(_ label: String, _ body: () throws -> T) rethrows -> T { try body() }
+    public func close() {}
+}
+
+/// Responsible for: documents in memory, grouped by collection for scans, with a group index.
+public final class MemoryDocumentStore: DocumentStore {
+    private var byCollection: [ResourcePath: [String: Document]] = [:]
+    private var collectionsByGroup: [String: Set<ResourcePath>] = [:]
+    public private(set) var count = 0
+
+    public init() {}
+
+    public func get(_ key: DocumentKey) -> Document? {
+        byCollection[key.collectionPath]?[key.id]
+    }
+
+    public func put(_ doc: Document) {
+        let parent = doc.key.collectionPath
+        if byCollection[parent] == nil {
+            byCollection[parent] = [:]
+            collectionsByGroup[parent.last, default: []].insert(parent)
+        }
+        if byCollection[parent]!.updateValue(doc, forKey: doc.key.id) == nil { count += 1 }
+    }
+
+    public func remove(_ key: DocumentKey) {
+        let parent = key.collectionPath
+        if byCollection[parent]?.removeValue(forKey: key.id) != nil { count -= 1 }
+    }
+
+    public func documents(in collection: ResourcePath) -> [Document] {
+        guard let docs = byCollection[collection] else { return [] }
+        return Array(docs.values)
+    }
+
+    public func documents(inGroup id: String) -> [Document] {
+        guard let paths = collectionsByGroup[id] else { return [] }
+        return paths.flatMap { documents(in: $0) }
+    }
+}
+
+/// Responsible for: the mutation queue in memory.
+public final class MemoryMutationQueue: MutationQueue {
+    private var batches: [MutationBatch] = []
+    private var head = 0
+    private var lastId: Int64 = 0
+
+    public init() {}
+
+    public func add(_ batch: MutationBatch) {
+        batches.append(batch)
+        lastId = max(lastId, batch.batchId)
+    }
+
+    public func remove(batchId: Int64) {
+        // Acknowledgements arrive in order, so the common case removes the head in O(1).
+        if head < batches.count && batches[head].batchId == batchId {
+            head += 1
+            if head > 1024 && head * 2 > batches.count {
+                batches.removeFirst(head)
+                head = 0
+            }
+            return
+        }
+        if let i = batches[head...].firstIndex(where: { $0.batchId == batchId }) { batches.remove(at: i) }
+    }
+
+    public func allBatches() -> [MutationBatch] { Array(batches[head...]) }
+    public var isEmpty: Bool { head >= batches.count }
+    public func nextBatchId() -> Int64 { lastId + 1 }
+}

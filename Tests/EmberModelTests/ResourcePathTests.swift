@@ -1,0 +1,157 @@
+// Tests for ResourcePath.swift: parsing and validating resource paths, DocumentKey, and their order.
+import XCTest
+@testable import EmberModel
+
+final class ResourcePathTests: XCTestCase {
+
+    func testParsesCollectionAndDocumentPaths() throws {
+        let c = try ResourcePath(parsing: "cities")
+        XCTAssertEqual(c.segments, ["cities"])
+        XCTAssertTrue(c.isCollectionPath)
+        XCTAssertFalse(c.isDocumentPath)
+
+        let d = try ResourcePath(parsing: "cities/SF")
+        XCTAssertEqual(d.segments, ["cities", "SF"])
+        XCTAssertTrue(d.isDocumentPath)
+        XCTAssertFalse(d.isCollectionPath)
+
+        let sub = try ResourcePath(parsing: "cities/SF/landmarks")
+        XCTAssertTrue(sub.isCollectionPath)
+        XCTAssertEqual(sub.count, 3)
+        XCTAssertTrue(try ResourcePath(parsing: "cities/SF/landmarks/gg").isDocumentPath)
+
+        let empty = ResourcePath(segments: [])
+        XCTAssertTrue(empty.isEmpty)
+        XCTAssertFalse(empty.isCollectionPath)
+        XCTAssertFalse(empty.isDocumentPath)
+    }
+
+    func testAcceptsUnusualButValidIds() throws {
+        for s in ["a/ b ", "a/...", "a/_x_", "a/__x", "a/x__", "a/___", "a/\u{1F600}", "a/a.b", "a/-", "a/__"] {
+            XCTAssertNoThrow(try ResourcePath(parsing: s), s)
+        }
+    }
+
+    func testRejectsEmptySegments() {
+        assertInvalid("non-empty") { try ResourcePath(parsing: "") }
+        assertInvalid("empty segment", "a//b") { try ResourcePath(parsing: "a//b") }
+        assertInvalid("empty segment") { try ResourcePath(parsing: "/a") }
+        assertInvalid("empty segment") { try ResourcePath(parsing: "a/") }
+        assertInvalid("empty segment") { try ResourcePath(parsing: "/a/b/") }
+        assertInvalid("empty segment") { try ResourcePath(parsing: "/") }
+        assertInvalid("empty segment") { try ResourcePath(parsing: "//") }
+    }
+
+    func testRejectsDotAndDotDot() {
+        assertInvalid("'.'") { try ResourcePath(parsing: "a/.") }
+        assertInvalid("'..'") { try ResourcePath(parsing: "a/../b") }
+        assertInvalid("'.'") { try ResourcePath(parsing: "./b") }
+    }
+
+    func testRejectsReservedIds() {
+        assertInvalid("__x__", "reserved") { try ResourcePath(parsing: "a/__x__") }
+        assertInvalid("reserved") { try ResourcePath(parsing: "__name__") }
+        assertInvalid("reserved") { try ResourcePath(parsing: "a/____") }
+        assertInvalid("reserved") { try ResourcePath(parsing: "__a__/b") }
+    }
+
+    func testPathLengthLimitIs1500Bytes() throws {
+        let atLimit = "c/" + String(repeating: "x", count: 1_498)
+        XCTAssertEqual(atLimit.utf8.count, 1_500)
+        XCTAssertNoThrow(try ResourcePath(parsing: atLimit))
+        assertInvalid("1500") { try ResourcePath(parsing: atLimit + "x") }
+        // Bytes, not characters: 500 three-byte characters plus "c/" is 1,502 bytes.
+        assertInvalid("1500") { try ResourcePath(parsing: "c/" + String(repeating: "\u{FF61}", count: 500)) }
+    }
+
+    func testValidateSegment() {
+        XCTAssertNoThrow(try ResourcePath.validateSegment("SF"))
+        assertInvalid("empty") { try ResourcePath.validateSegment("") }
+        assertInvalid("'/'") { try ResourcePath.validateSegment("a/b") }
+        assertInvalid("'.'") { try ResourcePath.validateSegment(".") }
+        assertInvalid("'..'") { try ResourcePath.validateSegment("..") }
+        assertInvalid("reserved") { try ResourcePath.validateSegment("__id__") }
+        assertInvalid("1500") { try ResourcePath.validateSegment(String(repeating: "y", count: 1_501)) }
+        XCTAssertNoThrow(try ResourcePath.validateSegment(String(repeating: "y", count: 1_500)))
+    }
+
+    func testAccessors() throws {
+        let p = try ResourcePath(parsing: "a/b/c")
+        XCTAssertEqual(p.canonical, "a/b/c")
+        XCTAssertEqual(p.description, "a/b/c")
+        XCTAssertEqual(p.last, "c")
+        XCTAssertEqual(p.parent, try ResourcePath(parsing: "a/b"))
+        XCTAssertEqual(p.appending("d").canonical, "a/b/c/d")
+        XCTAssertNil(ResourcePath(segments: []).parent)
+        XCTAssertEqual(ResourcePath(segments: []).last, "")
+        XCTAssertEqual(ResourcePath(segments: ["a"]).parent, ResourcePath(segments: []))
+    }
+
+    func testIsPrefix() throws {
+        let a = try ResourcePath(parsing: "a/b")
+        XCTAssertTrue(a.isPrefix(of: try ResourcePath(parsing: "a/b/c")))
+        XCTAssertTrue(a.isPrefix(of: a))
+        XCTAssertFalse(a.isPrefix(of: try ResourcePath(parsing: "a")))
+        XCTAssertFalse(a.isPrefix(of: try ResourcePath(parsing: "a/bc")))
+        XCTAssertTrue(ResourcePath(segments: []).isPrefix(of: a))
+        XCTAssertFalse(ResourcePath(segments: ["c", "\u{E9}"]).isPrefix(of: ResourcePath(segments: ["c", "e\u{301}", "x"])))
+    }
+
+    func testCompareIsSegmentBySegmentByUTF8() throws {
+        func cmp(_ a: String, _ b: String) throws -> Int { try ResourcePath(parsing: a).compare(ResourcePath(parsing: b)) }
+        XCTAssertEqual(try cmp("a/b", "a/b"), 0)
+        XCTAssertEqual(try cmp("a", "a/b"), -1)
+        XCTAssertEqual(try cmp("a/b/c", "a/c"), -1)
+        XCTAssertEqual(try cmp("a/z", "a-b/c"), -1, "segment 'a' is a prefix of 'a-b', whatever '/' vs '-' says")
+        XCTAssertEqual(try cmp("c/\u{FF61}", "c/\u{1F600}"), -1)
+        XCTAssertEqual(try cmp("c/B", "c/a"), -1)
+        XCTAssertEqual(try cmp("c/b", "c/a"), 1)
+    }
+
+    func testEqualityAndHashAreByBytes() {
+        // Swift's String == uses canonical equivalence; Firestore ids are compared byte for byte.
+        let a = ResourcePath(segments: ["c", "\u{E9}"]), b = ResourcePath(segments: ["c", "e\u{301}"])
+        XCTAssertNotEqual(a.compare(b), 0)
+        XCTAssertNotEqual(a, b)
+        XCTAssertEqual(Set([a, b]).count, 2)
+        XCTAssertEqual(a, ResourcePath(segments: ["c", "\u{E9}"]))
+        XCTAssertEqual(Set([a, ResourcePath(segments: ["c", "\u{E9}"])]).count, 1)
+        // Segment boundaries count: ["ab", "c"] is not ["a", "bc"].
+        XCTAssertNotEqual(ResourcePath(segments: ["ab", "c"]), ResourcePath(segments: ["a", "bc"]))
+        XCTAssertEqual(Set([ResourcePath(segments: ["ab", "c"]), ResourcePath(segments: ["a", "bc"])]).count, 2)
+    }
+
+    // MARK: DocumentKey
+
+    func testDocumentKeyAccessors() throws {
+        let k = try DocumentKey(parsing: "cities/SF/landmarks/gg")
+        XCTAssertEqual(k.id, "gg")
+        XCTAssertEqual(k.collectionPath.canonical, "cities/SF/landmarks")
+        XCTAssertEqual(k.collectionGroup, "landmarks")
+        XCTAssertEqual(k.description, "cities/SF/landmarks/gg")
+        XCTAssertEqual(k.path.segments, ["cities", "SF", "landmarks", "gg"])
+        let top = try DocumentKey(parsing: "cities/SF")
+        XCTAssertEqual(top.collectionGroup, "cities")
+        XCTAssertEqual(top.collectionPath, ResourcePath(segments: ["cities"]))
+    }
+
+    func testDocumentKeyNeedsAnEvenNumberOfSegments() {
+        assertInvalid("even number of segments", "has 1") { try DocumentKey(parsing: "cities") }
+        assertInvalid("even number of segments", "has 3") { try DocumentKey(parsing: "cities/SF/landmarks") }
+        assertInvalid("even number") { try DocumentKey(path: ResourcePath(segments: [])) }
+        assertInvalid("empty segment") { try DocumentKey(parsing: "cities//SF") }
+        assertInvalid("reserved") { try DocumentKey(parsing: "cities/__x__") }
+        XCTAssertNoThrow(try DocumentKey(path: ResourcePath(segments: ["a", "b"])))
+    }
+
+    func testDocumentKeyOrderAndEquality() throws {
+        let keys = try ["a/b", "a/b/c/d", "a/c", "a-b/a", "b/a"].map { try DocumentKey(parsing: $0) }
+        XCTAssertEqual(keys.shuffled().sorted(), keys)
+        XCTAssertEqual(try DocumentKey(parsing: "a/b"), try DocumentKey(parsing: "a/b"))
+        XCTAssertFalse(try DocumentKey(parsing: "a/b") < DocumentKey(parsing: "a/b"))
+        let k1 = try DocumentKey(parsing: "c/\u{E9}"), k2 = try DocumentKey(parsing: "c/e\u{301}")
+        XCTAssertNotEqual(k1, k2)
+        XCTAssertEqual(Set([k1, k2]).count, 2, "two documents whose ids differ in bytes are two keys")
+        XCTAssertTrue(k2 < k1)
+    }
+}
