@@ -21,7 +21,7 @@ public struct FieldPath: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// Parses the dotted form. Backquoted segments may hold any character ("`a.b`", with \` and \\
-    /// escapes); unquoted segments may not be empty nor contain ~ * / [ ] or a backquote.
+    /// escapes); no segment may be empty (not even "``"), and unquoted ones may not contain ~ * / [ ] or a backquote.
     public init(parsing s: String) throws {
         if s.isEmpty { throw EmberError.invalidArgument("Invalid field path '': a field path must be a non-empty string") }
         if s == "__name__" { self.segments = ["__name__"]; return }
@@ -48,7 +48,7 @@ public struct FieldPath: Hashable, Sendable, CustomStringConvertible {
                 quoted = true
                 wasQuoted = true
             case ".":
-                if cur.isEmpty && !wasQuoted { throw EmberError.invalidArgument("Invalid field path '\(s)': paths must not be empty, begin with '.', end with '.', or contain '..'") }
+                if cur.isEmpty { throw EmberError.invalidArgument("Invalid field path '\(s)': paths must not be empty, begin with '.', end with '.', or contain '..'") }
                 segs.append(cur); cur = ""; wasQuoted = false
             case "~", "*", "/", "[", "]":
                 throw EmberError.invalidArgument("Invalid field path '\(s)': paths must not contain '~', '*', '/', '[', or ']' outside backquotes")
@@ -58,7 +58,7 @@ public struct FieldPath: Hashable, Sendable, CustomStringConvertible {
             }
         }
         if quoted { throw EmberError.invalidArgument("Invalid field path '\(s)': unterminated backquote") }
-        if cur.isEmpty && !wasQuoted { throw EmberError.invalidArgument("Invalid field path '\(s)': paths must not be empty, begin with '.', end with '.', or contain '..'") }
+        if cur.isEmpty { throw EmberError.invalidArgument("Invalid field path '\(s)': paths must not be empty, begin with '.', end with '.', or contain '..'") }
         segs.append(cur)
         self.segments = segs
         try checkLength()
@@ -69,6 +69,10 @@ public struct FieldPath: Hashable, Sendable, CustomStringConvertible {
             throw EmberError.invalidArgument("Invalid field path: longer than \(FieldPath.maxBytes) bytes")
         }
     }
+
+    /// Equal when every segment has the same UTF-8 bytes, consistent with `compare` and with map keys.
+    public static func == (a: FieldPath, b: FieldPath) -> Bool { a.compare(b) == 0 }
+    public func hash(into hasher: inout Hasher) { hashUTF8Segments(segments, into: &hasher) }
 
     public var isDocumentId: Bool { segments.count == 1 && segments[0] == "__name__" }
     public var first: String { segments[0] }

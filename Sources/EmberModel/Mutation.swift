@@ -96,7 +96,8 @@ public struct Mutation: Sendable {
             if doc?.exists == true { throw EmberError(.alreadyExists, "Document already exists: \(key)") }
         case .updateTime(let t):
             let current = doc?.exists == true ? doc!.updateTime : 0
-            if current != t { throw EmberError(.failedPrecondition, "The document \(key) changed since it was read (update time \(current), expected \(t))") }
+            // "The target document must exist and have been last updated at that time": a missing document fails even for 0.
+            if doc?.exists != true || current != t { throw EmberError(.failedPrecondition, "The document \(key) changed since it was read (update time \(current), expected \(t))") }
         }
     }
 }

@@ -10,7 +10,8 @@ extension Query {
         var seen = Set(result.map { $0.field })
         let lastDescending = explicitOrderBy.last?.descending ?? false
         let inequalities = filters.flatMap { $0.fieldFilters }.filter { $0.op.isInequality }.map { $0.field }
-        for field in Set(inequalities).sorted(by: { $0.compare($1) < 0 }) where !seen.contains(field) {
+        // An inequality on __name__ adds nothing here: the name is always the last order-by (JS skips key fields).
+        for field in Set(inequalities).sorted(by: { $0.compare($1) < 0 }) where !seen.contains(field) && !field.isDocumentId {
             result.append(OrderBy(field: field, descending: lastDescending))
             seen.insert(field)
         }
@@ -23,11 +24,11 @@ extension Query {
     /// Whether a document's key belongs to the collection (or group) this query reads.
     @inlinable
     public func matchesPath(_ key: DocumentKey) -> Bool {
-        if let group = collectionGroup { return key.collectionGroup == group }
+        if let group = collectionGroup { return compareUTF8(key.collectionGroup, group) == 0 }
         if isDocumentQuery { return key.path == path }
         let segs = key.path.segments
         guard segs.count == path.segments.count + 1 else { return false }
-        for i in 0..<path.segments.count where segs[i] != path.segments[i] { return false }
+        for i in 0..<path.segments.count where compareUTF8(segs[i], path.segments[i]) != 0 { return false }
         return true
     }
 

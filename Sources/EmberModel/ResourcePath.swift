@@ -36,6 +36,12 @@ public struct ResourcePath: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
+    /// Equal when every segment has the same UTF-8 bytes, consistent with `compare`. (Swift's
+    /// `String ==` uses canonical equivalence: "\u{E9}" and "e\u{301}" would be one id, but they are
+    /// two different documents in Firestore.)
+    public static func == (a: ResourcePath, b: ResourcePath) -> Bool { a.compare(b) == 0 }
+    public func hash(into hasher: inout Hasher) { hashUTF8Segments(segments, into: &hasher) }
+
     public var count: Int { segments.count }
     public var isEmpty: Bool { segments.isEmpty }
     public var last: String { segments.last ?? "" }
@@ -59,6 +65,16 @@ public struct ResourcePath: Hashable, Sendable, CustomStringConvertible {
             if c != 0 { return c }
         }
         return segments.count < other.segments.count ? -1 : (segments.count > other.segments.count ? 1 : 0)
+    }
+}
+
+/// Hashes segments by their UTF-8 bytes (consistent with comparing them with `compareUTF8`).
+func hashUTF8Segments(_ segments: [String], into hasher: inout Hasher) {
+    hasher.combine(segments.count)
+    for segment in segments {
+        var s = segment
+        s.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+        hasher.combine(0xFF as UInt8)   // never a UTF-8 byte: keeps segment boundaries
     }
 }
 

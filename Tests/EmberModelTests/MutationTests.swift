@@ -139,6 +139,14 @@ final class MutationTests: XCTestCase {
         XCTAssertNoThrow(try Mutation(key: k, kind: .delete, precondition: .updateTime(10)).applyAtBackend(to: old, commitTime: 1))
     }
 
+    func testUpdateTimePreconditionNeedsAnExistingDocument() {
+        // A missing document has no update time: even .updateTime(0) fails, at the backend as locally.
+        let m = Mutation(key: k, kind: .set(MapValue(["a": .int(1)])), precondition: .updateTime(0))
+        assertEmberError(.failedPrecondition) { try m.applyAtBackend(to: nil, commitTime: 1) }
+        assertEmberError(.failedPrecondition) { try m.applyAtBackend(to: Document.missing(k, version: 4), commitTime: 1) }
+        XCTAssertNil(m.applyLocally(to: nil, localWriteTime: 1))
+    }
+
     func testAFailingPreconditionLeavesTheLocalDocumentAsItIs() {
         let old = existing(["a": .int(1)])
         let create = Mutation(key: k, kind: .set(MapValue(["a": .int(2)])), precondition: .exists(false))
