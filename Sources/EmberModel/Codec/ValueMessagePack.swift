@@ -1,0 +1,227 @@
+/// Responsible for: values as MessagePack, exact in both directions. Ints are int64 (any
+/// MessagePack int family; a uint64 above Int64.max is an error), floats are doubles (float32 is
+/// widened), str is string, bin is bytes, and three extension types carry the rest:
+///
+///     ext -1  timestamp  MessagePack's standard timestamp (32, 64 or 96-bit form; µs kept)
+///     ext  1  reference  the document path as UTF-8 ("cities/SF")
+///     ext  2  geopoint   latitude then longitude, each a big-endian IEEE 754 double (16 bytes)
+///
+///     let bytes = ValueMessagePack.encode(v); let back = try ValueMessagePack.decode(bytes)
+public enum ValueMessagePack {
+    public static let referenceExt: Int8 = 1
+    public static let geoPointExt: Int8 = 2
+    public static let timestampExt: Int8 = -1
+    public static let maxDecodeDepth = 64
+
+    public static func encode(_ v: Value) -> [UInt8] {
+        var out: [UInt8] = []
+        write(v, to: &out)
+        return out
+    }
+
+    public static func decode(_ bytes: [UInt8]) throws -> Value {
+        try bytes.withUnsafeBufferPointer { try decode($0) }
+    }
+
+    public static func decode(_ buf: UnsafeBufferPointer<UInt8>) throws -> Value {
+        var r = MPReader(buf: buf)
+        let v = try r.value(depth: 0)
+        if r.i != buf.count { throw r.error("\(buf.count - r.i) bytes after the value") }
+        return v
+    }
+
+    /// Decodes a document's fields (a MessagePack map).
+    public static func decodeMap(_ buf: UnsafeBufferPointer<UInt8>) throws -> MapValue {
+        guard case .map(let m) = try decode(buf) else { throw EmberError.invalidArgument("Invalid MessagePack: a document must be a map.") }
+        return m
+    }
+
+    static func be(_ v: UInt64, _ n: Int, _ out: inout [UInt8]) {
+        for k in stride(from: (n - 1) * 8, through: 0, by: -8) { out.append(UInt8((v >> UInt64(k)) & 0xFF)) }
+    }
+
+    static func write(_ v: Value, to out: inout [UInt8]) {
+        switch v {
+        case .null: out.append(0xC0)
+        case .bool(let b): out.append(b ? 0xC3 : 0xC2)
+        case .int(let i):
+            if i >= 0 && i < 128 { out.append(UInt8(i)) }
+            else if i < 0 && i >= -32 { out.append(UInt8(bitPattern: Int8(i))) }
+            else { out.append(0xD3); be(UInt64(bitPattern: i), 8, &out) }
+        case .double(let d): out.append(0xCB); be(d.bitPattern, 8, &out)
+        case .timestamp(let t):
+            // timestamp 96: nanoseconds (uint32) then seconds (int64).
+            out.append(contentsOf: [0xC7, 12, UInt8(bitPattern: timestampExt)])
+            be(UInt64(UInt32(t.nanoseconds)), 4, &out)
+            be(UInt64(bitPattern: t.seconds), 8, &out)
+        case .string(let s): header(s.utf8.count, fix: 0xA0, fixMax: 31, d8: 0xD9, d16: 0xDA, d32: 0xDB, &out); out.append(contentsOf: s.utf8)
+        case .bytes(let b): header(b.count, fix: nil, fixMax: 0, d8: 0xC4, d16: 0xC5, d32: 0xC6, &out); out.append(contentsOf: b)
+        case .reference(let k): ext(Array(k.path.canonical.utf8), referenceExt, &out)
+        case .geoPoint(let g):
+            var payload: [UInt8] = []
+            be(g.latitude.bitPattern, 8, &payload); be(g.longitude.bitPattern, 8, &payload)
+            ext(payload, geoPointExt, &out)
+        case .array(let a):
+            header(a.count, fix: 0x90, fixMax: 15, d8: nil, d16: 0xDC, d32: 0xDD, &out)
+            for e in a { write(e, to: &out) }
+        case .map(let m):
+            header(m.count, fix: 0x80, fixMax: 15, d8: nil, d16: 0xDE, d32: 0xDF, &out)
+            for (k, e) in m.entries { write(.string(k), to: &out); write(e, to: &out) }
+        }
+    }
+
+    static func header(_ n: Int, fix: UInt8?, fixMax: Int, d8: UInt8?, d16: UInt8, d32: UInt8, _ out: inout [UInt8]) {
+        if let f = fix, n <= fixMax { out.append(f | UInt8(n)) }
+        else if let c = d8, n <= 0xFF { out.append(c); out.append(UInt8(n)) }
+        else if n <= 0xFFFF { out.append(d16); be(UInt64(n), 2, &out) }
+        else { out.append(d32); be(UInt64(n), 4, &out) }
+    }
+
+    static func ext(_ payload: [UInt8], _ type: Int8, _ out: inout [UInt8]) {
+        switch payload.count {
+        case 1: out.append(0xD4)
+        case 2: out.append(0xD5)
+        case 4: out.append(0xD6)
+        case 8: out.append(0xD7)
+        case 16: out.append(0xD8)
+        default: header(payload.count, fix: nil, fixMax: 0, d8: 0xC7, d16: 0xC8, d32: 0xC9, &out)
+        }
+        out.append(UInt8(bitPattern: type))
+        out.append(contentsOf: payload)
+    }
+}
+
+/// Responsible for: reading MessagePack safely: every length is checked against the input, and
+/// nesting is bounded.
+struct MPReader {
+    let buf: UnsafeBufferPointer<UInt8>
+    var i = 0
+
+    func error(_ what: String) -> EmberError { EmberError.invalidArgument("Invalid MessagePack at byte \(i): \(what).") }
+
+    mutating func byte() throws -> UInt8 {
+        guard i < buf.count else { throw error("unexpected end of input") }
+        defer { i += 1 }
+        return buf[i]
+    }
+
+    mutating func uint(_ n: Int) throws -> UInt64 {
+        guard i + n <= buf.count else { throw error("unexpected end of input") }
+        var v: UInt64 = 0
+        for k in 0..<n { v = v << 8 | UInt64(buf[i + k]) }
+        i += n
+        return v
+    }
+
+    mutating func take(_ n: Int) throws -> UnsafeBufferPointer<UInt8> {
+        guard n >= 0, n <= buf.count - i else { throw error("length \(n) runs past the end of input") }
+        defer { i += n }
+        return UnsafeBufferPointer(rebasing: buf[i..<(i + n)])
+    }
+
+    mutating func str(_ n: Int) throws -> String {
+        let b = try take(n)
+        guard let s = String(validating: b, as: UTF8.self) else { throw error("string is not valid UTF-8") }
+        return s
+    }
+
+    mutating func value(depth: Int) throws -> Value {
+        if depth > ValueMessagePack.maxDecodeDepth { throw error("nested more than \(ValueMessagePack.maxDecodeDepth) levels") }
+        let b = try byte()
+        switch b {
+        case 0x00...0x7F: return .int(Int64(b))
+        case 0xE0...0xFF: return .int(Int64(Int8(bitPattern: b)))
+        case 0x80...0x8F: return try map(Int(b & 0x0F), depth)
+        case 0x90...0x9F: return try array(Int(b & 0x0F), depth)
+        case 0xA0...0xBF: return .string(try str(Int(b & 0x1F)))
+        case 0xC0: return .null
+        case 0xC2: return .bool(false)
+        case 0xC3: return .bool(true)
+        case 0xC4: return .bytes(Array(try take(Int(try uint(1)))))
+        case 0xC5: return .bytes(Array(try take(Int(try uint(2)))))
+        case 0xC6: return .bytes(Array(try take(Int(try uint(4)))))
+        case 0xC7: return try ext(Int(try uint(1)))
+        case 0xC8: return try ext(Int(try uint(2)))
+        case 0xC9: return try ext(Int(try uint(4)))
+        case 0xCA: return .double(Double(Float(bitPattern: UInt32(try uint(4)))))
+        case 0xCB: return .double(Double(bitPattern: try uint(8)))
+        case 0xCC: return .int(Int64(try uint(1)))
+        case 0xCD: return .int(Int64(try uint(2)))
+        case 0xCE: return .int(Int64(try uint(4)))
+        case 0xCF:
+            let u = try uint(8)
+            guard u <= UInt64(Int64.max) else { throw error("uint64 \(u) does not fit in an int64") }
+            return .int(Int64(u))
+        case 0xD0: return .int(Int64(Int8(truncatingIfNeeded: try uint(1))))
+        case 0xD1: return .int(Int64(Int16(truncatingIfNeeded: try uint(2))))
+        case 0xD2: return .int(Int64(Int32(truncatingIfNeeded: try uint(4))))
+        case 0xD3: return .int(Int64(bitPattern: try uint(8)))
+        case 0xD4: return try ext(1)
+        case 0xD5: return try ext(2)
+        case 0xD6: return try ext(4)
+        case 0xD7: return try ext(8)
+        case 0xD8: return try ext(16)
+        case 0xD9: return .string(try str(Int(try uint(1))))
+        case 0xDA: return .string(try str(Int(try uint(2))))
+        case 0xDB: return .string(try str(Int(try uint(4))))
+        case 0xDC: return try array(Int(try uint(2)), depth)
+        case 0xDD: return try array(Int(try uint(4)), depth)
+        case 0xDE: return try map(Int(try uint(2)), depth)
+        case 0xDF: return try map(Int(try uint(4)), depth)
+        default: throw error("unused type byte 0x\(String(b, radix: 16))")
+        }
+    }
+
+    mutating func array(_ n: Int, _ depth: Int) throws -> Value {
+        guard n <= buf.count - i else { throw error("array of \(n) elements is longer than the input") }
+        var a: [Value] = []
+        a.reserveCapacity(n)
+        for _ in 0..<n { a.append(try value(depth: depth + 1)) }
+        return .array(a)
+    }
+
+    mutating func map(_ n: Int, _ depth: Int) throws -> Value {
+        guard n <= (buf.count - i) / 2 else { throw error("map of \(n) entries is longer than the input") }
+        var d: [String: Value] = [:]
+        d.reserveCapacity(n)
+        for _ in 0..<n {
+            guard case .string(let k) = try value(depth: depth + 1) else { throw error("map keys must be strings") }
+            let v = try value(depth: depth + 1)
+            if d.updateValue(v, forKey: k) != nil { throw error("duplicate key '\(k)'") }
+        }
+        return .map(MapValue(d))
+    }
+
+    mutating func ext(_ n: Int) throws -> Value {
+        let type = Int8(bitPattern: try byte())
+        let p = try take(n)
+        switch type {
+        case ValueMessagePack.timestampExt:
+            var r = MPReader(buf: p)
+            let secs: Int64, nanos: UInt32
+            switch n {
+            case 4: secs = Int64(try r.uint(4)); nanos = 0
+            case 8:
+                let v = try r.uint(8)
+                nanos = UInt32(v >> 34); secs = Int64(v & 0x3_FFFF_FFFF)
+            case 12: nanos = UInt32(try r.uint(4)); secs = Int64(bitPattern: try r.uint(8))
+            default: throw error("timestamp extension of \(n) bytes")
+            }
+            guard nanos < 1_000_000_000 else { throw error("timestamp nanoseconds out of range") }
+            let t = Timestamp(seconds: secs, nanoseconds: Int32(nanos))
+            guard secs >= Timestamp.minMicros / 1_000_000, secs <= Timestamp.maxMicros / 1_000_000 else { throw error("timestamp out of Firestore's range (years 1-9999)") }
+            return .timestamp(t)
+        case ValueMessagePack.referenceExt:
+            guard let s = String(validating: p, as: UTF8.self) else { throw error("reference is not valid UTF-8") }
+            return .reference(try DocumentKey(parsing: s))
+        case ValueMessagePack.geoPointExt:
+            guard n == 16 else { throw error("geopoint extension must be 16 bytes") }
+            var r = MPReader(buf: p)
+            let lat = Double(bitPattern: try r.uint(8)), lng = Double(bitPattern: try r.uint(8))
+            guard (-90...90).contains(lat), (-180...180).contains(lng) else { throw error("geopoint out of range") }
+            return .geoPoint(GeoPoint(latitude: lat, longitude: lng))
+        default:
+            throw error("unknown extension type \(type)")
+        }
+    }
+}

@@ -1,0 +1,89 @@
+import XCTest
+@testable import EmberModel
+
+/// Round trips and error cases of ValueJSON, ValueMessagePack, Base64 and RFC3339.
+final class ValueCodecTests: XCTestCase {
+    let samples: [Value] = [
+        .null, .bool(true), .bool(false), .int(0), .int(1), .int(-1), .int(127), .int(128), .int(-33),
+        .int(Int64.max), .int(Int64.min), .double(1.0), .double(-0.0), .double(.nan), .double(.infinity),
+        .double(-.infinity), .double(1e300), .double(5e-324), .double(0.1),
+        .timestamp(Timestamp(micros: 1_714_564_800_000_001)), .timestamp(Timestamp(micros: -1)),
+        .timestamp(Timestamp(micros: Timestamp.minMicros)), .timestamp(Timestamp(micros: Timestamp.maxMicros)),
+        .string(""), .string("héllo \"q\" \\ \n\t\u{1}"), .string("😀"), .string(String(repeating: "x", count: 70_000)),
+        .bytes([]), .bytes([0, 1, 255]), .bytes(Array(repeating: 7, count: 300)),
+        .reference(try! DocumentKey(parsing: "cities/SF")),
+        .geoPoint(GeoPoint(latitude: 37.77, longitude: -122.42)),
+        .array([]), .array([.int(1), .double(1.0), .string("a")]),
+        .map(MapValue()), .map(MapValue(["a": .int(1), "$x": .string("y")])),
+        .map(MapValue(["nested": .map(MapValue(["deep": .array([.map(MapValue(["k": .null]))])]))])),
+    ]
+
+    /// Strict equality that also treats NaN == NaN (Value == already does).
+    func assertSame(_ a: Value, _ b: Value, _ msg: String, file: StaticString = #filePath, line: UInt = #line) {
+        XCTAssertTrue(a == b, "\(msg): \(a) != \(b)", file: file, line: line)
+    }
+
+    func testJSONRoundTripIsExact() throws {
+        for v in samples {
+            let text = ValueJSON.render(v)
+            assertSame(try ValueJSON.parse(text), v, text.prefix(80).description)
+        }
+    }
+
+    func testJSONKeepsIntAndDoubleApart() throws {
+        XCTAssertTrue(try ValueJSON.parse("1") == .int(1))
+        XCTAssertTrue(try ValueJSON.parse("1.0") == .double(1.0))
+        XCTAssertTrue(try ValueJSON.parse("1e2") == .double(100))
+        XCTAssertEqual(ValueJSON.render(.double(1.0)), "1.0")
+        XCTAssertEqual(ValueJSON.render(.int(1)), "1")
+    }
+
+    func testJSONErrorsAreInvalidArgument() {
+        let bad = ["", "{", "[1,]", "{\"a\":1,}", "01", "1.", "-", "\"\\x\"", "\"\u{1}\"", "nul", "{\"a\":1 \"b\":2}",
+                   "99999999999999999999", "{\"$double\":\"nan\"}", "{\"$timestamp\":\"2024-13-01T00:00:00Z\"}",
+                   "{\"$bytes\":\"abc\"}", "{\"$ref\":\"cities\"}", "{\"$geo\":[91,0]}", "{\"$nope\":1}", "[1] x",
+                   "\"\\ud800\"", "{\"a\":1,\"a\":2}", String(repeating: "[", count: 100) + String(repeating: "]", count: 100)]
+        for text in bad {
+            XCTAssertThrowsError(try ValueJSON.parse(text), text) { e in
+                XCTAssertEqual((e as? EmberError)?.code, .invalidArgument, text)
+            }
+        }
+    }
+
+    func testMessagePackRoundTripIsExact() throws {
+        for v in samples {
+            let bytes = ValueMessagePack.encode(v)
+            assertSame(try ValueMessagePack.decode(bytes), v, "\(v)".prefix(80).description)
+        }
+    }
+
+    func testMessagePackReadsEveryIntFamilyAndFloat32() throws {
+        XCTAssertTrue(try ValueMessagePack.decode([0xCC, 200]) == .int(200))
+        XCTAssertTrue(try ValueMessagePack.decode([0xCD, 1, 0]) == .int(256))
+        XCTAssertTrue(try ValueMessagePack.decode([0xD0, 0xFF]) == .int(-1))
+        XCTAssertTrue(try ValueMessagePack.decode([0xCA, 0x3F, 0x80, 0, 0]) == .double(1.0))
+        XCTAssertTrue(try ValueMessagePack.decode([0xD6, 0xFF, 0, 0, 0, 10]) == .timestamp(Timestamp(micros: 10_000_000)))
+    }
+
+    func testMessagePackErrorsAreInvalidArgument() {
+        let bad: [[UInt8]] = [[], [0xC1], [0xA3, 0x61], [0xC4, 5, 1], [0x81, 0x01, 0x02], [0xCF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF],
+                              [0xDD, 0xFF, 0xFF, 0xFF, 0xFF], [0xA1, 0xFF], [0xD4, 9, 0], [0xC0, 0xC0],
+                              Array(repeating: 0x91, count: 100) + [0xC0]]
+        for b in bad {
+            XCTAssertThrowsError(try ValueMessagePack.decode(b), "\(b.prefix(8))") { e in
+                XCTAssertEqual((e as? EmberError)?.code, .invalidArgument)
+            }
+        }
+    }
+
+    func testBase64AndRFC3339() {
+        XCTAssertEqual(Base64.encode(Array("hello".utf8)), "aGVsbG8=")
+        XCTAssertEqual(Base64.decode("aGVsbG8="), Array("hello".utf8))
+        XCTAssertNil(Base64.decode("aGVsbG8"))
+        XCTAssertEqual(RFC3339.format(Timestamp(micros: 0)), "1970-01-01T00:00:00.000000Z")
+        XCTAssertEqual(RFC3339.parse("2024-05-01T12:00:00.000001Z")?.micros, 1_714_564_800_000_001)
+        XCTAssertEqual(RFC3339.parse("2024-05-01T14:00:00+02:00")?.micros, 1_714_564_800_000_000)
+        XCTAssertEqual(RFC3339.format(RFC3339.parse("0001-01-01T00:00:00Z")!), "0001-01-01T00:00:00.000000Z")
+        XCTAssertNil(RFC3339.parse("2024-05-01T12:00:00.0000001Z"))
+    }
+}
