@@ -106,7 +106,7 @@ public class Query: @unchecked Sendable {
                 throw EmberError.invalidArgument("Invalid query. You are trying to start or end a query using a document that doesn't exist.")
             }
             let vs = try q.cursorValues(for: doc)
-            return start ? try q.start(vs, inclusive: inclusive) : try q.end(vs, inclusive: inclusive)
+            return start ? try q.start(vs, inclusive: inclusive, fromDocument: true) : try q.end(vs, inclusive: inclusive, fromDocument: true)
         }
     }
 
@@ -136,14 +136,17 @@ public class Query: @unchecked Sendable {
 
     public var count: AggregateQuery { AggregateQuery(query: self) }
 
+    @discardableResult
     public func addSnapshotListener(_ listener: @escaping (QuerySnapshot?, Error?) -> Void) -> ListenerRegistration {
         addSnapshotListener(options: SnapshotListenOptions(), listener: listener)
     }
 
+    @discardableResult
     public func addSnapshotListener(includeMetadataChanges: Bool, listener: @escaping (QuerySnapshot?, Error?) -> Void) -> ListenerRegistration {
         addSnapshotListener(options: SnapshotListenOptions().withIncludeMetadataChanges(includeMetadataChanges), listener: listener)
     }
 
+    @discardableResult
     public func addSnapshotListener(options: SnapshotListenOptions, listener: @escaping (QuerySnapshot?, Error?) -> Void) -> ListenerRegistration {
         let fs = firestore
         do {

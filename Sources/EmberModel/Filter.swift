@@ -1,5 +1,6 @@
 /// Responsible for: query filters (field comparisons and AND/OR composites) and whether a
-/// document matches them, by SEMANTICS.md 2 and 4.
+/// document matches them, by SEMANTICS.md 2 and 4, and where those leave it to the Firestore
+/// emulator, as it answers (numeric equality for `in`/`array-contains`, NaN in no range).
 ///
 ///     let f = Filter.field(FieldFilter(field: try FieldPath(parsing: "state"), op: .equal, value: .string("CA")))
 ///     f.matches(doc)
@@ -77,19 +78,21 @@ public struct FieldFilter: Sendable {
             return !(other.typeOrder == value.typeOrder && Value.compare(other, value) == 0)
         case .arrayContains:
             guard case .array(let a) = other else { return false }
-            return a.contains(value)
+            return a.contains { FieldFilter.operandEquals($0, value) }
         case .arrayContainsAny:
             guard case .array(let a) = other, case .array(let wanted) = value else { return false }
-            return a.contains { wanted.contains($0) }
+            return a.contains { e in wanted.contains { FieldFilter.operandEquals(e, $0) } }
         case .in:
             guard case .array(let wanted) = value else { return false }
-            return wanted.contains(other)
+            return wanted.contains { FieldFilter.operandEquals(other, $0) }
         case .notIn:
             guard case .array(let excluded) = value else { return false }
             if excluded.contains(.null) || other.isNull { return false }
-            return !excluded.contains(other)
+            return !excluded.contains { FieldFilter.operandEquals(other, $0) }
         default:
             guard other.typeOrder == value.typeOrder else { return false }
+            // NaN is in no range (emulator: `< 5` and `>= -Infinity` skip NaN); `== NaN` is IS_NAN.
+            if other.isNaN && op != .equal { return false }
             let c = Value.compare(other, value)
             switch op {
             case .lessThan: return c < 0
@@ -100,6 +103,16 @@ public struct FieldFilter: Sendable {
             default: return false
             }
         }
+    }
+
+    /// Equality for `in`, `not-in`, `array-contains` and `array-contains-any`, as the Firestore
+    /// emulator applies it (checked by EmulatorDifferentialTests): numbers compare numerically
+    /// (1 matches 1.0, -0.0 matches 0), but a null or NaN at the top level equals nothing, so
+    /// `in [NaN]` and `in [null]` match nothing and `not-in [NaN]` keeps NaN. Inside arrays and
+    /// maps the values compare by the total order (`[NaN]` equals `[NaN]`).
+    static func operandEquals(_ a: Value, _ b: Value) -> Bool {
+        if a.isNull || a.isNaN || b.isNull || b.isNaN { return false }
+        return Value.compare(a, b) == 0
     }
 }
 

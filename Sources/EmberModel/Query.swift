@@ -127,16 +127,19 @@ public struct Query: Sendable, CustomStringConvertible {
     }
 
     /// Sets the start cursor: `inclusive` true is startAt, false is startAfter.
-    public func start(_ values: [Value], inclusive: Bool) throws -> Query {
+    /// Sets the start cursor: `inclusive` true is startAt, false is startAfter. User-given values
+    /// may not outnumber the explicit order-bys; values from a document (`cursorValues(for:)`,
+    /// `fromDocument: true`) follow the normalized order, as the Firebase SDKs do.
+    public func start(_ values: [Value], inclusive: Bool, fromDocument: Bool = false) throws -> Query {
         var q = self
-        q.startAt = try bound(values, inclusive: inclusive, method: inclusive ? "start(at:)" : "start(after:)")
+        q.startAt = try bound(values, inclusive: inclusive, fromDocument: fromDocument, method: inclusive ? "start(at:)" : "start(after:)")
         return q
     }
 
     /// Sets the end cursor: `inclusive` true is endAt, false is endBefore.
-    public func end(_ values: [Value], inclusive: Bool) throws -> Query {
+    public func end(_ values: [Value], inclusive: Bool, fromDocument: Bool = false) throws -> Query {
         var q = self
-        q.endAt = try bound(values, inclusive: inclusive, method: inclusive ? "end(at:)" : "end(before:)")
+        q.endAt = try bound(values, inclusive: inclusive, fromDocument: fromDocument, method: inclusive ? "end(at:)" : "end(before:)")
         return q
     }
 
@@ -151,10 +154,11 @@ public struct Query: Sendable, CustomStringConvertible {
         }
     }
 
-    private func bound(_ values: [Value], inclusive: Bool, method: String) throws -> Bound {
+    private func bound(_ values: [Value], inclusive: Bool, fromDocument: Bool, method: String) throws -> Bound {
         let order = normalizedOrderBy
-        if values.count > order.count {
-            throw EmberError.invalidArgument("Invalid query. Too many arguments provided to \(method): \(values.count) values for \(order.count) order-by clauses. The number of arguments must be less than or equal to the number of order(by:) clauses.")
+        let allowed = fromDocument ? order.count : explicitOrderBy.count
+        if values.count > allowed {
+            throw EmberError.invalidArgument("Invalid query. Too many arguments provided to \(method): \(values.count) values for \(allowed) order-by clauses. The number of arguments must be less than or equal to the number of order(by:) clauses.")
         }
         var out = values
         for (i, v) in values.enumerated() where order[i].field.isDocumentId {

@@ -39,7 +39,23 @@ public struct ResourcePath: Hashable, Sendable, CustomStringConvertible {
     /// Equal when every segment has the same UTF-8 bytes, consistent with `compare`. (Swift's
     /// `String ==` uses canonical equivalence: "\u{E9}" and "e\u{301}" would be one id, but they are
     /// two different documents in Firestore.)
-    public static func == (a: ResourcePath, b: ResourcePath) -> Bool { a.compare(b) == 0 }
+    /// Same storage means equal; otherwise segments are compared last first, where keys of one
+    /// collection differ (dictionary probes compare many unequal keys).
+    public static func == (a: ResourcePath, b: ResourcePath) -> Bool {
+        let n = a.segments.count
+        guard n == b.segments.count else { return false }
+        let same = a.segments.withUnsafeBufferPointer { pa in
+            b.segments.withUnsafeBufferPointer { pb in pa.baseAddress == pb.baseAddress }
+        }
+        if same { return true }
+        var i = n
+        while i > 0 {
+            i -= 1
+            let x = a.segments[i], y = b.segments[i]
+            if x.utf8.count != y.utf8.count || compareUTF8(x, y) != 0 { return false }
+        }
+        return true
+    }
     public func hash(into hasher: inout Hasher) { hashUTF8Segments(segments, into: &hasher) }
 
     public var count: Int { segments.count }

@@ -170,7 +170,7 @@ final class QueryMatchingTests: XCTestCase {
     }
 
     func testCursorsIncludingTheDocumentName() throws {
-        let q = try cities.order(by: fp("pop"))
+        let q = try cities.order(by: fp("pop")).order(by: .documentId)
         XCTAssertEqual(run(try q.start([.int(2), str("b")], inclusive: false), pops), ["c", "d"])
         XCTAssertEqual(run(try q.start([.int(2), str("c")], inclusive: true), pops), ["c", "d"])
         XCTAssertEqual(run(try q.end([.int(2), str("b")], inclusive: true), pops), ["a", "b"])
@@ -185,7 +185,7 @@ final class QueryMatchingTests: XCTestCase {
         XCTAssertEqual(run(try q.start([.int(2)], inclusive: false), pops), ["a"])
         XCTAssertEqual(run(try q.end([.int(2)], inclusive: true), pops), ["d", "c", "b"])
         XCTAssertEqual(run(try q.end([.int(2)], inclusive: false), pops), ["d"])
-        XCTAssertEqual(run(try q.start([.int(2), str("c")], inclusive: false), pops), ["b", "a"])
+        XCTAssertEqual(run(try q.order(by: .documentId, descending: true).start([.int(2), str("c")], inclusive: false), pops), ["b", "a"])
     }
 
     func testPartialCursorsOnTwoFields() throws {
@@ -206,8 +206,9 @@ final class QueryMatchingTests: XCTestCase {
 
     func testCursorsOnTheDocumentName() throws {
         let docs = ["a", "b", "c", "d"].map { doc("cities/\($0)") }
-        XCTAssertEqual(run(try cities.start([str("b")], inclusive: false), docs), ["c", "d"])
-        XCTAssertEqual(run(try cities.start([str("b")], inclusive: true).end([str("c")], inclusive: true), docs), ["b", "c"])
+        let byName = try cities.order(by: .documentId)
+        XCTAssertEqual(run(try byName.start([str("b")], inclusive: false), docs), ["c", "d"])
+        XCTAssertEqual(run(try byName.start([str("b")], inclusive: true).end([str("c")], inclusive: true), docs), ["b", "c"])
         let desc = try cities.order(by: .documentId, descending: true)
         XCTAssertEqual(run(desc, docs), ["d", "c", "b", "a"])
         XCTAssertEqual(run(try desc.start([str("c")], inclusive: false), docs), ["b", "a"])
@@ -217,8 +218,9 @@ final class QueryMatchingTests: XCTestCase {
         let docs = [doc("a/1/landmarks/x"), doc("b/1/landmarks/a"), doc("landmarks/z"), doc("b/1/other/a")]
         let q = Query(collectionGroup: "landmarks")
         XCTAssertEqual(run(q, docs), ["x", "a", "z"])
-        XCTAssertEqual(run(try q.start([str("b/1/landmarks/a")], inclusive: false), docs), ["z"])
-        XCTAssertEqual(run(try q.end([str("b/1/landmarks/a")], inclusive: true), docs), ["x", "a"])
+        let byName = try q.order(by: .documentId)
+        XCTAssertEqual(run(try byName.start([str("b/1/landmarks/a")], inclusive: false), docs), ["z"])
+        XCTAssertEqual(run(try byName.end([str("b/1/landmarks/a")], inclusive: true), docs), ["x", "a"])
     }
 
     func testCursorOfAnotherTypeUsesTheTypeOrder() throws {

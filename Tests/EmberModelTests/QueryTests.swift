@@ -164,38 +164,44 @@ final class QueryTests: XCTestCase {
     }
 
     func testTooManyCursorValues() throws {
-        // Positioned against the normalized order-by: explicit ones, then __name__.
-        let ordered = try cities.order(by: fp("pop"))
-        XCTAssertNoThrow(try ordered.start([.int(1)], inclusive: true))
+        // User-given values count against the explicit order-bys (Firebase JS newQueryBoundFromFields);
+        // only cursors built from a document follow the normalized order (explicit, then __name__).
+        let byPop = try cities.order(by: fp("pop"))
+        XCTAssertNoThrow(try byPop.start([.int(1)], inclusive: true))
+        assertInvalid("Too many arguments", "2 values for 1") { try byPop.start([.int(1), str("SF")], inclusive: true) }
+        XCTAssertNoThrow(try byPop.start([.int(1), str("SF")], inclusive: true, fromDocument: true))
+        let ordered = try byPop.order(by: .documentId)
         XCTAssertNoThrow(try ordered.start([.int(1), str("SF")], inclusive: true))
         assertInvalid("Too many arguments", "start(at:)", "3 values for 2") { try ordered.start([.int(1), str("SF"), .int(3)], inclusive: true) }
         assertInvalid("Too many arguments", "start(after:)") { try ordered.start([.int(1), str("SF"), .int(3)], inclusive: false) }
         assertInvalid("Too many arguments", "end(at:)") { try ordered.end([.int(1), str("SF"), .int(3)], inclusive: true) }
         assertInvalid("Too many arguments", "end(before:)") { try ordered.end([.int(1), str("SF"), .int(3)], inclusive: false) }
-        assertInvalid("Too many arguments", "2 values for 1") { try cities.start([str("a"), str("b")], inclusive: true) }
+        assertInvalid("Too many arguments", "1 values for 0") { try cities.start([str("a")], inclusive: true) }
     }
 
     func testDocumentIdCursorOfACollectionQueryIsAPlainId() throws {
-        let q = try cities.start([str("SF")], inclusive: true)
+        let byName = try cities.order(by: .documentId)
+        let q = try byName.start([str("SF")], inclusive: true)
         XCTAssertEqual(q.startAt?.values, [ref("cities/SF")])
         XCTAssertEqual(q.startAt?.inclusive, true)
-        let sub = try Query(collection: path("cities/SF/landmarks")).end([str("gg")], inclusive: false)
+        let sub = try Query(collection: path("cities/SF/landmarks")).order(by: .documentId).end([str("gg")], inclusive: false)
         XCTAssertEqual(sub.endAt?.values, [ref("cities/SF/landmarks/gg")])
         XCTAssertEqual(sub.endAt?.inclusive, false)
-        assertInvalid("plain document ID", "cities/SF", "start(at:)") { try cities.start([str("cities/SF")], inclusive: true) }
-        assertInvalid("plain document ID", "end(before:)") { try cities.end([str("a/b/c")], inclusive: false) }
-        assertInvalid("plain document ID") { try cities.start([str("")], inclusive: false) }
-        assertInvalid("reserved") { try cities.start([str("__x__")], inclusive: true) }
-        assertInvalid("'..'") { try cities.start([str("..")], inclusive: true) }
-        assertInvalid("Expected a string", "integer") { try cities.start([.int(1)], inclusive: true) }
+        assertInvalid("plain document ID", "cities/SF", "start(at:)") { try byName.start([str("cities/SF")], inclusive: true) }
+        assertInvalid("plain document ID", "end(before:)") { try byName.end([str("a/b/c")], inclusive: false) }
+        assertInvalid("plain document ID") { try byName.start([str("")], inclusive: false) }
+        assertInvalid("reserved") { try byName.start([str("__x__")], inclusive: true) }
+        assertInvalid("'..'") { try byName.start([str("..")], inclusive: true) }
+        assertInvalid("Expected a string", "integer") { try byName.start([.int(1)], inclusive: true) }
         // A reference is taken as it is.
-        XCTAssertEqual(try cities.start([ref("cities/LA")], inclusive: true).startAt?.values, [ref("cities/LA")])
+        XCTAssertEqual(try byName.start([ref("cities/LA")], inclusive: true).startAt?.values, [ref("cities/LA")])
         // The id cursor follows explicit order-bys.
-        let byPop = try cities.order(by: fp("pop")).start([.int(5), str("SF")], inclusive: false)
+        let byPop = try cities.order(by: fp("pop")).order(by: .documentId).start([.int(5), str("SF")], inclusive: false)
         XCTAssertEqual(byPop.startAt?.values, [.int(5), ref("cities/SF")])
     }
 
     func testDocumentIdCursorOfACollectionGroupQueryIsAPath() throws {
+        let landmarks = try self.landmarks.order(by: .documentId)
         let q = try landmarks.start([str("cities/SF/landmarks/gg")], inclusive: true)
         XCTAssertEqual(q.startAt?.values, [ref("cities/SF/landmarks/gg")])
         XCTAssertEqual(try landmarks.end([str("a/b")], inclusive: true).endAt?.values, [ref("a/b")])
@@ -220,7 +226,8 @@ final class QueryTests: XCTestCase {
         assertInvalid("'area'", "does not exist") { try q.cursorValues(for: doc("cities/LA", ["pop": .int(1)])) }
         XCTAssertEqual(try cities.cursorValues(for: d), [ref("cities/SF")])
         // They make a valid cursor for the same query.
-        XCTAssertNoThrow(try q.start(q.cursorValues(for: d), inclusive: false))
+        XCTAssertNoThrow(try q.start(q.cursorValues(for: d), inclusive: false, fromDocument: true))
+        assertInvalid("Too many arguments") { try q.start(q.cursorValues(for: d), inclusive: false) }
     }
 
     func testTypeNames() {
