@@ -33,7 +33,7 @@ func measureBulk(_ cfg: Config) throws -> BulkResult {
     precondition(built == n)
 
     let client = EmberClient()
-    defer { client.close() }
+    defer { shutDown(client) }
     let t0 = monoNs()
     for b in 0..<batches { try client.write(bulkBatch(b, size: size, total: n)) }
     let t1 = monoNs()

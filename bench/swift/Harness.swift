@@ -26,7 +26,6 @@ struct Config {
 final class Probe: @unchecked Sendable {
     let seen = Atomic<Int>(-1)
     let at = Atomic<Int64>(0)
-    let count = Atomic<Int>(0)
 
     @inline(__always)
     func note(_ seq: Int) {
@@ -64,4 +63,12 @@ func populate(_ client: EmberClient, _ collection: String, count: Int) throws {
 /// One backend round trip: when it returns, every backend message sent before has been applied.
 func syncWithBackend(_ client: EmberClient, _ key: DocumentKey) throws {
     _ = try client.getDocument(key, timeout: 30)
+}
+
+/// Closes the client, then waits for the backend queue to drain, so no backend work of one
+/// measurement overlaps the next. (It also kept close-then-free safe before BackendConnection's
+/// queued blocks held their backend: they used to trap on `unowned let backend`.)
+func shutDown(_ client: EmberClient) {
+    client.close()
+    client.backend.flush()
 }

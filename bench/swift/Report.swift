@@ -47,3 +47,15 @@ func jsonString(_ s: String) -> String {
     }
     return out + "\""
 }
+
+/// Ours beside the peers' (a)/(b)/(c) cells, copied from peers/README.md's results table.
+func peerTable(_ figures: [Figure], _ peers: (path: String, rows: [PeerRow])?) -> String {
+    func v(_ id: String) -> String { figures.first { $0.id == id }?.valueText ?? "n/a" }
+    var s = "| | (a) doc listener p50 / p99 µs | (b) query listener p50 / p99 µs | (c) bulk insert docs/s |\n|---|---|---|---|\n"
+    s += "| Ember core (Swift level, this run) | \(v("doc_p50_us")) / \(v("doc_p99_us")) | \(v("query_p50_us")) / \(v("query_p99_us")) | \(v("bulk_docs_per_s")) |\n"
+    guard let peers else { return s + "\n(peers/README.md not found: set PEERS_README)\n" }
+    for r in peers.rows {
+        s += "| \(r.peer) (peer, Python level, from peers/README.md) | \(r.docListener) | \(r.queryListener) | \(r.bulk) |\n"
+    }
+    return s + "\nPeer cells are copied from \(peers.path); they are measured from Python, ours from Swift.\n"
+}

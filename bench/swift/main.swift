@@ -1,6 +1,7 @@
 // EmberBench: the core's latency, memory and throughput figures against their targets.
 // Build: swift build -c release --scratch-path .build-bench --product ember-bench
-// Run:   .build-bench/release/ember-bench        (QUICK=1: 10x smaller sizes, a smoke test)
+// Run:   .build-bench/release/ember-bench        (QUICK=1: 10x smaller sizes, a smoke test;
+//        ONLY=mem,doc,query,bulk: a subset; VARIANTS=0: skip the diagnostic variants; for profiling)
 import EmberCore
 
 let quick = getenvString("QUICK") == "1"
@@ -10,7 +11,15 @@ var figures: [Figure] = []
 var extras: [(String, Double)] = []
 var errors: [String] = []
 
+/// VARIANTS=0 skips the diagnostic variants.
+let variants = getenvString("VARIANTS") != "0"
+/// MODE=awaitAcks|offline runs measurements 1 and 2 in that mode only (for profiling).
+let mode: LatencyMode = getenvString("MODE") == "awaitAcks" ? .awaitAcks : (getenvString("MODE") == "offline" ? .offline : .standard)
+/// ONLY=mem,doc,query,bulk runs a subset (for profiling); default all.
+let only = getenvString("ONLY").map { Set($0.split(separator: ",").map(String.init)) }
+
 func run(_ name: String, _ body: () throws -> Void) {
+    if let o = only, !o.contains(name) { print("  (skipped: ONLY)"); return }
     do { try body() } catch {
         print("  \(name) FAILED: \(error)")
         errors.append("\(name): \(error)")
@@ -19,43 +28,58 @@ func run(_ name: String, _ body: () throws -> Void) {
 
 // 3 first: the process is still small, so freed memory of earlier runs does not hide growth.
 print("\n3. resident memory per document listener (\(cfg.listeners) listeners on distinct existing documents)")
-run("listener memory") {
+run("mem") {
     let m = try measureListenerMemory(cfg)
     let f = Figure(id: "listener_bytes", label: "3. memory per listener", unit: "bytes", value: m.perListener,
                    target: 2048, lowerIsBetter: true, decimals: 0)
     printFigure(f); figures.append(f)
     print("     RSS \(grouped(Double(m.bytesBefore))) -> \(grouped(Double(m.bytesAfter))) bytes")
+    if let h = m.heapPerListener {
+        print("     malloc in-use bytes per listener (diagnostic, no page/free-list slack): \(fmt(h, 0))")
+        extras.append(("listener_heap_bytes", h))
+    }
+    guard variants else { return }
     let c = try measureListenerMemory(cfg, source: .cache)
-    print("     variant, source: .cache (no backend target): \(fmt(c.perListener, 0)) bytes per listener")
+    print("     variant, source: .cache (no backend target): \(fmt(c.perListener, 0)) bytes per listener (RSS), \(c.heapPerListener.map { fmt($0, 0) } ?? "n/a") (malloc in use)")
     extras.append(("listener_bytes_cache_only", c.perListener))
 }
 
 print("\n1. write -> document listener callback (\(cfg.docIterations) iterations after \(cfg.docWarmup) warm-up)")
-run("doc listener") {
-    let l = try measureDocListener(cfg)
+run("doc") {
+    let l = try measureDocListener(cfg, mode: mode)
     let p50 = Figure(id: "doc_p50_us", label: "1. doc listener p50", unit: "µs", value: l.p50, target: 5, lowerIsBetter: true, decimals: 1)
     let p99 = Figure(id: "doc_p99_us", label: "1. doc listener p99", unit: "µs", value: l.p99, target: 20, lowerIsBetter: true, decimals: 1)
     printFigure(p50); printFigure(p99); figures += [p50, p99]
     if l.timeouts > 0 { print("     \(l.timeouts) callbacks timed out (5 s)") }
-    let q = try measureDocListener(cfg, waitAck: true)
+    print("     the write() call alone: p50 \(fmt(percentile(l.writeCallUs, 50))) µs, p99 \(fmt(percentile(l.writeCallUs, 99))) µs")
+    extras += [("doc_write_call_p50_us", percentile(l.writeCallUs, 50))]
+    guard variants else { return }
+    let q = try measureDocListener(cfg, mode: .awaitAcks)
     print("     variant, each ack awaited (untimed) before the next write: p50 \(fmt(q.p50)) µs, p99 \(fmt(q.p99)) µs")
-    extras += [("doc_quiet_p50_us", q.p50), ("doc_quiet_p99_us", q.p99)]
+    let o = try measureDocListener(cfg, mode: .offline)
+    print("     variant, network disabled (no backend traffic): p50 \(fmt(o.p50)) µs, p99 \(fmt(o.p99)) µs; write() call p50 \(fmt(percentile(o.writeCallUs, 50))) µs")
+    extras += [("doc_quiet_p50_us", q.p50), ("doc_quiet_p99_us", q.p99), ("doc_offline_p50_us", o.p50), ("doc_offline_p99_us", o.p99)]
 }
 
 print("\n2. write -> query listener callback (state == \"CA\": \(cfg.queryDocs / 10) of \(cfg.queryDocs) documents; \(cfg.queryIterations) iterations after \(cfg.queryWarmup) warm-up)")
-run("query listener") {
-    let l = try measureQueryListener(cfg)
+run("query") {
+    let l = try measureQueryListener(cfg, mode: mode)
     let p50 = Figure(id: "query_p50_us", label: "2. query listener p50", unit: "µs", value: l.p50, target: 10, lowerIsBetter: true, decimals: 1)
     let p99 = Figure(id: "query_p99_us", label: "2. query listener p99", unit: "µs", value: l.p99, target: nil, lowerIsBetter: true, decimals: 1)
     printFigure(p50); printFigure(p99); figures += [p50, p99]
     if l.timeouts > 0 { print("     \(l.timeouts) callbacks timed out (5 s)") }
-    let q = try measureQueryListener(cfg, waitAck: true)
+    print("     the write() call alone: p50 \(fmt(percentile(l.writeCallUs, 50))) µs, p99 \(fmt(percentile(l.writeCallUs, 99))) µs")
+    extras += [("query_write_call_p50_us", percentile(l.writeCallUs, 50))]
+    guard variants else { return }
+    let q = try measureQueryListener(cfg, mode: .awaitAcks)
     print("     variant, each ack awaited (untimed) before the next write: p50 \(fmt(q.p50)) µs, p99 \(fmt(q.p99)) µs")
-    extras += [("query_quiet_p50_us", q.p50), ("query_quiet_p99_us", q.p99)]
+    let o = try measureQueryListener(cfg, mode: .offline)
+    print("     variant, network disabled (no backend traffic): p50 \(fmt(o.p50)) µs, p99 \(fmt(o.p99)) µs; write() call p50 \(fmt(percentile(o.writeCallUs, 50))) µs")
+    extras += [("query_quiet_p50_us", q.p50), ("query_quiet_p99_us", q.p99), ("query_offline_p50_us", o.p50), ("query_offline_p99_us", o.p99)]
 }
 
 print("\n4. bulk insert, \(grouped(Double(cfg.bulkDocs))) documents in batches of \(cfg.bulkBatch) via write([Mutation])")
-run("bulk insert") {
+run("bulk") {
     let b = try measureBulk(cfg)
     let total = Figure(id: "bulk_docs_per_s", label: "4. bulk insert, until acknowledged", unit: "docs/s", value: b.totalRate, target: 500_000, lowerIsBetter: false, decimals: 0)
     let local = Figure(id: "bulk_local_docs_per_s", label: "4. bulk insert, local part (last write returned)", unit: "docs/s", value: b.localRate, target: nil, lowerIsBetter: false, decimals: 0)
@@ -64,15 +88,8 @@ run("bulk insert") {
     extras.append(("bulk_build_docs_per_s", b.buildRate))
 }
 
-print("\nPeers (peer, Python level, from peers/README.md; ours above are Swift-level):")
-if let (path, rows) = loadPeerRows() {
-    print("  source: \(path)")
-    for r in rows { print("  - \(r.peer): (a) \(r.docListener) µs | (b) \(r.queryListener) µs | (c) \(r.bulk)") }
-} else {
-    print("  peers/README.md not found (set PEERS_README)")
-}
-
 print("\n" + markdownTable(figures))
+print(peerTable(figures, loadPeerRows()))
 if !errors.isEmpty { print("errors: \(errors.joined(separator: "; "))") }
 var json = "{\"quick\":\(quick)"
 for f in figures { json += ",\(jsonString(f.id)):\(jsonNumber(f.value))" }
