@@ -39,6 +39,18 @@ public struct DocumentSet: Sendable {
     /// Inserts or replaces the document with the same key. Returns the previous version.
     @discardableResult
     public mutating func insert(_ doc: Document) -> Document? {
+        // A new version that sorts where the old one was (the usual update) replaces it in place:
+        // the same array as removing and re-inserting, without two shifts and a second search.
+        if let old = byKey[doc.key] {
+            let i = insertionIndex(of: old)
+            if i < sorted.count && sorted[i].key == doc.key
+                && (i == 0 || compare(sorted[i - 1], doc) < 0)
+                && (i == sorted.count - 1 || compare(doc, sorted[i + 1]) < 0) {
+                sorted[i] = doc
+                byKey[doc.key] = doc
+                return old
+            }
+        }
         let old = remove(doc.key)
         let i = insertionIndex(of: doc)
         sorted.insert(doc, at: i)

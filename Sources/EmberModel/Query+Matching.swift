@@ -6,6 +6,11 @@ extension Query {
     /// Explicit order-bys, then inequality fields not yet ordered (sorted), then the document
     /// name, the implicit ones in the direction of the last explicit order-by.
     public var normalizedOrderBy: [OrderBy] {
+        // Common case (no explicit order, no inequality): share one array instead of allocating
+        // one per view and target.
+        if explicitOrderBy.isEmpty && !filters.contains(where: { $0.fieldFilters.contains { $0.op.isInequality } }) {
+            return Query.byDocumentIdAscending
+        }
         var result = explicitOrderBy
         var seen = Set(result.map { $0.field })
         let lastDescending = explicitOrderBy.last?.descending ?? false
@@ -20,6 +25,8 @@ extension Query {
         }
         return result
     }
+
+    static let byDocumentIdAscending = [OrderBy(field: .documentId, descending: false)]
 
     /// Whether a document's key belongs to the collection (or group) this query reads.
     @inlinable

@@ -138,16 +138,12 @@ public struct MapValue: Sendable, Equatable {
 @inlinable
 public func compareUTF8(_ a: String, _ b: String) -> Int {
     // Byte-wise, not Swift's canonical-equivalence `==`: "é" and "e\u{301}" are different keys.
-    // Walks the UTF-8 views directly (no string copies or closures: ~35% faster than withUTF8).
-    let ua = a.utf8, ub = b.utf8
-    var i = ua.startIndex, j = ub.startIndex
-    let ea = ua.endIndex, eb = ub.endIndex
-    while i != ea && j != eb {
-        let x = ua[i], y = ub[j]
-        if x != y { return x < y ? -1 : 1 }
-        ua.formIndex(after: &i)
-        ub.formIndex(after: &j)
+    var a = a, b = b
+    return a.withUTF8 { pa in
+        b.withUTF8 { pb in
+            let n = Swift.min(pa.count, pb.count)
+            for i in 0..<n where pa[i] != pb[i] { return pa[i] < pb[i] ? -1 : 1 }
+            return pa.count < pb.count ? -1 : (pa.count > pb.count ? 1 : 0)
+        }
     }
-    if i == ea { return j == eb ? 0 : -1 }
-    return 1
 }

@@ -17,15 +17,17 @@ public final class MemoryPersistence: Persistence {
 }
 
 /// Responsible for: documents in memory, grouped by collection for scans, with a group index.
+/// Entries are keyed by `DocumentKey` (UTF-8 equality), not by the id `String`, whose `==` would
+/// merge canonically equivalent ids ("\u{E9}" and "e\u{301}") that are two documents.
 public final class MemoryDocumentStore: DocumentStore {
-    private var byCollection: [ResourcePath: [String: Document]] = [:]
+    private var byCollection: [ResourcePath: [DocumentKey: Document]] = [:]
     private var collectionsByGroup: [String: Set<ResourcePath>] = [:]
     public private(set) var count = 0
 
     public init() {}
 
     public func get(_ key: DocumentKey) -> Document? {
-        byCollection[key.collectionPath]?[key.id]
+        byCollection[key.collectionPath]?[key]
     }
 
     public func put(_ doc: Document) {
@@ -34,12 +36,12 @@ public final class MemoryDocumentStore: DocumentStore {
             byCollection[parent] = [:]
             collectionsByGroup[parent.last, default: []].insert(parent)
         }
-        if byCollection[parent]!.updateValue(doc, forKey: doc.key.id) == nil { count += 1 }
+        if byCollection[parent]!.updateValue(doc, forKey: doc.key) == nil { count += 1 }
     }
 
     public func remove(_ key: DocumentKey) {
         let parent = key.collectionPath
-        if byCollection[parent]?.removeValue(forKey: key.id) != nil { count -= 1 }
+        if byCollection[parent]?.removeValue(forKey: key) != nil { count -= 1 }
     }
 
     public func documents(in collection: ResourcePath) -> [Document] {
@@ -49,7 +51,8 @@ public final class MemoryDocumentStore: DocumentStore {
 
     public func documents(inGroup id: String) -> [Document] {
         guard let paths = collectionsByGroup[id] else { return [] }
-        return paths.flatMap { documents(in: $0) }
+        // The index's String key may also hold canonically equivalent ids: keep exact matches.
+        return paths.filter { compareUTF8($0.last, id) == 0 }.flatMap { documents(in: $0) }
     }
 }
 
