@@ -56,18 +56,25 @@ public final class Backend: @unchecked Sendable {
     /// (tombstones for deletes), or the error that refused the whole batch.
     func applyCommit(_ mutations: [Mutation], from origin: BackendConnection, batchId: Int64?) -> Result<Int64, EmberError> {
         let version = nextVersion()
+        // Per distinct key, in first-seen order: its state before the commit and after it (nil
+        // while only verified). One dictionary lookup per mutation finds the key's slot.
         var order: [DocumentKey] = []
-        var before: [DocumentKey: Document?] = [:]
-        var after: [DocumentKey: Document] = [:]
+        var before: [Document?] = []
+        var after: [Document?] = []
+        var slot: [DocumentKey: Int] = [:]
+        slot.reserveCapacity(mutations.count)
         do {
             for m in mutations {
-                if before[m.key] == nil {
-                    before[m.key] = .some(store.get(m.key))
+                let i: Int
+                if let s = slot[m.key] { i = s } else {
+                    i = order.count
+                    slot[m.key] = i
                     order.append(m.key)
+                    before.append(store.get(m.key))
+                    after.append(nil)
                 }
-                let base = after[m.key] ?? before[m.key]!
-                if let result = try m.applyAtBackend(to: base, commitTime: version) {
-                    after[m.key] = result
+                if let result = try m.applyAtBackend(to: after[i] ?? before[i], commitTime: version) {
+                    after[i] = result
                 }
             }
         } catch let e as EmberError {
@@ -76,16 +83,16 @@ public final class Backend: @unchecked Sendable {
             return .failure(EmberError(.internal, "\(error)"))
         }
         persistence.runTransaction("backend commit") {
-            for key in order {
-                guard let doc = after[key] else { continue }
+            for (i, key) in order.enumerated() {
+                guard let doc = after[i] else { continue }
                 if doc.exists { store.put(doc) } else { store.remove(key) }
             }
         }
         var outgoing: [Int: [DocumentKey: Document]] = [:]
         if batchId != nil { outgoing[origin.id] = [:] }
-        for key in order {
-            guard let new = after[key] else { continue }
-            let old = before[key]!
+        for (i, key) in order.enumerated() {
+            guard let new = after[i] else { continue }
+            let old = before[i]
             if batchId != nil { outgoing[origin.id]![key] = new }
             targets.forEachTarget(touching: key) { target in
                 target.noteChange(old: old, new: new) { doc in

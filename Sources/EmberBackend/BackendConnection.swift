@@ -3,12 +3,14 @@ import EmberModel
 
 /// Responsible for: one client's link to the backend: everything it sends crosses to the
 /// backend's queue (a real asynchronous boundary), and everything the backend sends arrives, in
-/// order, on the client's delivery queue.
+/// order, on the client's delivery queue. Each message holds the backend until the backend has
+/// processed it, so a client may close and let go of the backend while messages are in flight.
 ///
 ///     conn.listen(targetId: 1, query: q, knownKeys: [])   // -> .listenResult on the client's queue
 public final class BackendConnection: @unchecked Sendable {
     unowned let backend: Backend
     public let id: Int
+    /// Read and cleared on `deliveryQueue` only.
     weak var client: BackendClient?
     let deliveryQueue: DispatchQueue
 
@@ -33,7 +35,7 @@ public final class BackendConnection: @unchecked Sendable {
 
     /// Commits a queued batch; the outcome arrives as `.commit(ack:)` or `.writeRejected`.
     public func commit(_ batch: MutationBatch) {
-        backend.queue.async { [self] in
+        backend.queue.async { [self, backend = self.backend] in
             if case .failure(let e) = backend.applyCommit(batch.mutations, from: self, batchId: batch.batchId) {
                 send(.writeRejected(batchId: batch.batchId, error: e))
             }
@@ -42,14 +44,14 @@ public final class BackendConnection: @unchecked Sendable {
 
     /// Commits a transaction's writes (with their preconditions) outside the write queue.
     public func commitTransaction(_ mutations: [Mutation], completion: @escaping (Result<Int64, EmberError>) -> Void) {
-        backend.queue.async { [self] in
+        backend.queue.async { [self, backend = self.backend] in
             reply(backend.applyCommit(mutations, from: self, batchId: nil), completion)
         }
     }
 
     /// Starts watching `query` as `targetId`: a `.listenResult` follows, then `.commit` events.
     public func listen(targetId: Int, query: Query, knownKeys: [DocumentKey]) {
-        backend.queue.async { [self] in
+        backend.queue.async { [self, backend = self.backend] in
             let target = BackendTarget(connection: self, id: targetId, query: query)
             let docs = target.start(with: backend.scan(query))
             backend.targets.add(target)
@@ -62,17 +64,17 @@ public final class BackendConnection: @unchecked Sendable {
     }
 
     public func unlisten(targetId: Int) {
-        backend.queue.async { [self] in backend.targets.remove(connectionId: id, targetId: targetId) }
+        backend.queue.async { [self, backend = self.backend] in backend.targets.remove(connectionId: id, targetId: targetId) }
     }
 
     /// Current states of `keys` (tombstones for missing ones) and the read version.
     public func lookup(_ keys: [DocumentKey], completion: @escaping (([Document], Int64)) -> Void) {
-        backend.queue.async { [self] in reply((keys.map { backend.lookup($0) }, backend.lastVersion), completion) }
+        backend.queue.async { [self, backend = self.backend] in reply((keys.map { backend.lookup($0) }, backend.lastVersion), completion) }
     }
 
     /// Runs a query once: its result, plus the current state of known keys not in it.
     public func runQuery(_ query: Query, knownKeys: [DocumentKey], completion: @escaping (([Document], [Document], Int64)) -> Void) {
-        backend.queue.async { [self] in
+        backend.queue.async { [self, backend = self.backend] in
             let docs = backend.run(query)
             reply((docs, backend.resolve(knownKeys, excluding: docs), backend.lastVersion), completion)
         }
@@ -80,18 +82,20 @@ public final class BackendConnection: @unchecked Sendable {
 
     /// Counts the query's result (limit applied).
     public func count(_ query: Query, completion: @escaping (Int) -> Void) {
-        backend.queue.async { [self] in
+        backend.queue.async { [self, backend = self.backend] in
             let n = backend.scan(query).count
             reply(query.limit.map { min($0, n) } ?? n, completion)
         }
     }
 
-    /// Drops every target of this connection; no event is delivered after the backend processes it.
+    /// Drops every target of this connection; the backend sends nothing after it processes it, and
+    /// the client gets nothing once its queue has run past that point. (`client` is read on the
+    /// delivery queue only, so it is cleared there.)
     public func disconnect() {
-        backend.queue.async { [self] in
+        backend.queue.async { [self, backend = self.backend] in
             backend.targets.removeAll(connectionId: id)
             backend.connections[id] = nil
-            client = nil
+            deliveryQueue.async { [self] in client = nil }
         }
     }
 }

@@ -62,7 +62,8 @@ final class BackendTargetIndex {
     private var all: [Key: BackendTarget] = [:]
     private var byCollection: [ResourcePath: [Key: BackendTarget]] = [:]
     private var byGroup: [String: [Key: BackendTarget]] = [:]
-    private var byDocument: [DocumentKey: [Key: BackendTarget]] = [:]
+    /// A plain list per document (most documents have one watcher; a dictionary each cost ~120 bytes).
+    private var byDocument: [DocumentKey: [BackendTarget]] = [:]
     private var touchedLimit: [BackendTarget] = []
 
     func add(_ t: BackendTarget) {
@@ -70,7 +71,7 @@ final class BackendTargetIndex {
         remove(connectionId: k.connection, targetId: k.target)
         all[k] = t
         if let g = t.query.collectionGroup { byGroup[g, default: [:]][k] = t }
-        else if let d = t.query.documentKey { byDocument[d, default: [:]][k] = t }
+        else if let d = t.query.documentKey { byDocument[d, default: []].append(t) }
         else { byCollection[t.query.path, default: [:]][k] = t }
     }
 
@@ -78,7 +79,7 @@ final class BackendTargetIndex {
         let k = Key(connection: connectionId, target: targetId)
         guard let t = all.removeValue(forKey: k) else { return }
         if let g = t.query.collectionGroup { byGroup[g]?[k] = nil; if byGroup[g]?.isEmpty == true { byGroup[g] = nil } }
-        else if let d = t.query.documentKey { byDocument[d]?[k] = nil; if byDocument[d]?.isEmpty == true { byDocument[d] = nil } }
+        else if let d = t.query.documentKey { byDocument[d]?.removeAll { $0 === t }; if byDocument[d]?.isEmpty == true { byDocument[d] = nil } }
         else { byCollection[t.query.path]?[k] = nil; if byCollection[t.query.path]?.isEmpty == true { byCollection[t.query.path] = nil } }
     }
 
@@ -87,17 +88,18 @@ final class BackendTargetIndex {
     }
 
     func forEachTarget(touching key: DocumentKey, _ body: (BackendTarget) -> Void) {
-        func visit(_ ts: [Key: BackendTarget]?) {
+        func visit<S: Sequence>(_ ts: S?) where S.Element == BackendTarget {
             guard let ts else { return }
-            for t in ts.values {
+            for t in ts {
                 let wasTouched = t.touched
                 body(t)
                 if t.isLimit && !wasTouched && t.touched { touchedLimit.append(t) }
             }
         }
-        visit(byCollection[key.collectionPath])
-        visit(byGroup[key.collectionGroup])
-        visit(byDocument[key])
+        // (Empty indexes are skipped: computing the collection path allocates, and hashing a key costs.)
+        if !byCollection.isEmpty { visit(byCollection[key.collectionPath]?.values) }
+        if !byGroup.isEmpty { visit(byGroup[key.collectionGroup]?.values) }
+        if !byDocument.isEmpty { visit(byDocument[key]) }
     }
 
     func takeTouchedLimitTargets() -> [BackendTarget] {
