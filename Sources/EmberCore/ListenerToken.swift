@@ -4,7 +4,8 @@ import Synchronization
 /// event thread inside `deliver`, under this token's lock; `remove()` from any other thread takes
 /// that lock, so when it returns no callback is running and none will start. From inside a
 /// callback (on the event thread) it only clears the flag: nothing else can be running. `onGone`
-/// runs once, on the event thread, after the last callback has returned.
+/// runs once, on the event thread, after the last callback has returned (when the client is
+/// closed and its event thread stopped, on the thread that removes the listener).
 ///
 ///     let token = ListenerToken(onGone: { free(ctx) }) ; token.remove()
 public final class ListenerToken: @unchecked Sendable {
@@ -13,8 +14,24 @@ public final class ListenerToken: @unchecked Sendable {
     private let goneOnce = Atomic<Bool>(false)
     private let events: EventThread
     private var onGone: (() -> Void)?
-    /// Runs (once) when the token is removed, to detach the listener from the engine.
-    var detach: (() -> Void)?
+    private let detachLock = Lock()
+    private var detachAction: (() -> Void)?
+    private var finished = false
+
+    /// Runs (once) when the token is removed, to detach the listener from the engine. The client
+    /// sets it after registering the listener, when the listener may already have ended (an error
+    /// posted during registration): then it runs at once.
+    var detach: (() -> Void)? {
+        get { detachLock.withLock { detachAction } }
+        set {
+            let runNow: (() -> Void)? = detachLock.withLock {
+                if finished { return newValue }
+                detachAction = newValue
+                return nil
+            }
+            runNow?()
+        }
+    }
 
     public init(events: EventThread, onGone: (() -> Void)? = nil) {
         self.events = events
@@ -53,12 +70,17 @@ public final class ListenerToken: @unchecked Sendable {
     }
 
     private func finish() {
-        let d = detach
+        let d: (() -> Void)? = detachLock.withLock {
+            finished = true
+            defer { detachAction = nil }
+            return detachAction
+        }
         d?()
         if goneOnce.exchange(true, ordering: .acquiringAndReleasing) { return }
         if let gone = onGone {
             onGone = nil
-            events.post(gone)
+            // A stopped event thread runs nothing more: no callback of this listener can follow.
+            if !events.post(gone) { gone() }
         }
     }
 }

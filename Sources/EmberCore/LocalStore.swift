@@ -52,8 +52,19 @@ final class LocalStore {
         nextBatchId += 1
         persistence.runTransaction("write") { persistence.mutationQueue.add(batch) }
         let keys = track(batch)
-        for key in keys { recomputeOverlay(key) }
+        for key in keys { applyNewestBatch(batch, to: key) }
         return (batch, keys)
+    }
+
+    /// `recomputeOverlay(key)` when `batch`, the newest pending batch, was just tracked: the
+    /// replay of every earlier pending batch is the current local document (an overlay exists
+    /// exactly when that replay set `hasLocalMutations`; otherwise the replay left the remote
+    /// document as it was), so only `batch`'s mutations need applying on top of it.
+    private func applyNewestBatch(_ batch: MutationBatch, to key: DocumentKey) {
+        guard let ms = pending[batch.batchId]?.byKey[key] else { return recomputeOverlay(key) }
+        var doc = localDocument(key)
+        for m in ms { doc = m.applyLocally(to: doc, localWriteTime: batch.localWriteTime) }
+        storeOverlay(doc, for: key)
     }
 
     @discardableResult
@@ -95,8 +106,10 @@ final class LocalStore {
     }
 
     /// Stores documents from the backend unless the cache already has a newer version.
-    /// Returns the keys whose cached version changed.
-    func applyRemote(_ docs: [Document]) -> [DocumentKey] {
+    /// Returns the keys whose cached version changed. When the caller removes batch `acknowledging`
+    /// right after (`removeBatch`), the overlays of keys whose only pending batch it is are left
+    /// for `removeBatch` to recompute, instead of being replayed here and again there.
+    func applyRemote(_ docs: [Document], acknowledging acked: Int64? = nil) -> [DocumentKey] {
         var changed: [DocumentKey] = []
         changed.reserveCapacity(docs.count)
         persistence.runTransaction("apply remote") {
@@ -106,15 +119,20 @@ final class LocalStore {
                 changed.append(d.key)
             }
         }
-        for k in changed where batchesByKey[k] != nil { recomputeOverlay(k) }
+        for k in changed {
+            guard let ids = batchesByKey[k] else { continue }
+            if let a = acked, ids.count == 1, ids[0] == a, pending[a] != nil { continue }
+            recomputeOverlay(k)
+        }
         return changed
     }
 
     private func recomputeOverlay(_ key: DocumentKey) {
         guard let ids = batchesByKey[key] else {
             if overlays.removeValue(forKey: key) != nil {
-                overlaysByCollection[key.collectionPath]?.remove(key)
-                if overlaysByCollection[key.collectionPath]?.isEmpty == true { overlaysByCollection[key.collectionPath] = nil }
+                let parent = key.collectionPath   // (built once: each call allocates)
+                overlaysByCollection[parent]?.remove(key)
+                if overlaysByCollection[parent]?.isEmpty == true { overlaysByCollection[parent] = nil }
             }
             return
         }
@@ -123,6 +141,11 @@ final class LocalStore {
             guard let pb = pending[id], let ms = pb.byKey[key] else { continue }
             for m in ms { doc = m.applyLocally(to: doc, localWriteTime: pb.batch.localWriteTime) }
         }
+        storeOverlay(doc, for: key)
+    }
+
+    /// Keeps `doc` as the overlay of `key` when it carries local mutations, else drops the overlay.
+    private func storeOverlay(_ doc: Document?, for key: DocumentKey) {
         if let d = doc, d.hasLocalMutations {
             if overlays.updateValue(d, forKey: key) == nil { overlaysByCollection[key.collectionPath, default: []].insert(key) }
         } else if overlays.removeValue(forKey: key) != nil {

@@ -31,6 +31,8 @@ final class QueryListener {
     let callback: (ListenEvent) -> Void
     private var raisedInitial = false
     private var last: ViewSnapshot?
+    /// The last view snapshot seen (raised or not).
+    var lastSnapshot: ViewSnapshot? { last }
     private var onlineState: OnlineState
 
     init(id: Int, options: ListenOptions, token: ListenerToken, onlineState: OnlineState, callback: @escaping (ListenEvent) -> Void) {

@@ -52,7 +52,7 @@ struct TargetIndex {
 
     @inline(__always)
     func forEach(touching key: DocumentKey, _ body: (Target) -> Void) {
-        if let ts = byDocument[key] { for t in ts { body(t) } }
+        if !byDocument.isEmpty, let ts = byDocument[key] { for t in ts { body(t) } }
         if !byCollection.isEmpty, let ts = byCollection[key.collectionPath] { for t in ts.values { body(t) } }
         if !byGroup.isEmpty, let ts = byGroup[key.collectionGroup] { for t in ts.values { body(t) } }
     }

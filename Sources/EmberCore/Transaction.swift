@@ -1,5 +1,8 @@
 import EmberModel
 import EmberBackend
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Responsible for: an optimistic transaction: reads go to the backend and remember each
 /// document's version; writes are buffered; the commit sends them with preconditions that the
@@ -57,12 +60,16 @@ public final class TransactionContext {
 
 extension EmberClient {
     /// Runs `body` until its commit succeeds, at most `maxAttempts` times (contention retries).
-    /// Refused with `unavailable` while the network is disabled. Blocks the calling thread; do
-    /// not call from the worker.
+    /// Refused with `unavailable` while the network is disabled and with `failedPrecondition` once
+    /// closed. Blocks the calling thread; do not call from the worker.
     public func runTransaction<T>(maxAttempts: Int = 5, _ body: (TransactionContext) throws -> T) throws -> T {
         if maxAttempts < 1 { throw EmberError.invalidArgument("maxAttempts must be at least 1, got \(maxAttempts).") }
         var lastError = EmberError(.aborted, "The transaction was not attempted.")
-        for _ in 0..<maxAttempts {
+        var lastAttemptMicros: Int64 = 0
+        for attempt in 0..<maxAttempts {
+            if attempt > 0 { TransactionBackoff.pause(beforeRetry: attempt, lastAttemptMicros: lastAttemptMicros) }
+            let started = SyncEngine.now()
+            if closed { throw EmberError(.failedPrecondition, "The database is closed.") }
             guard isNetworkEnabled else {
                 throw EmberError(.unavailable, "Transactions need the backend and the network is disabled.")
             }
@@ -80,9 +87,11 @@ extension EmberClient {
             case .success: return result
             case .failure(let e) where [.aborted, .failedPrecondition, .alreadyExists].contains(e.code):
                 lastError = e
+                lastAttemptMicros = SyncEngine.now() - started
                 continue
             case .failure(let e) where e.code == .notFound && tx.readVersionsCount > 0:
                 lastError = e
+                lastAttemptMicros = SyncEngine.now() - started
                 continue
             case .failure(let e):
                 throw e
@@ -94,4 +103,21 @@ extension EmberClient {
 
 extension TransactionContext {
     var readVersionsCount: Int { readVersions.count }
+}
+
+/// Responsible for: the pause before a transaction retries after losing to contention, growing
+/// and jittered as in Firebase JS's `ExponentialBackoff` (factor 1.5, +/-50 %), so clients that
+/// collide stop retrying in lockstep and the loser is not beaten again at once. Firebase waits
+/// about 1 s, hundreds of round trips; Ember scales the pause to the attempt that just lost: ten
+/// times its duration (at least 1 ms), growing with each retry, at most 1 s.
+enum TransactionBackoff {
+    /// Seconds to wait before retry number `retry` (1 for the first retry).
+    static func delay(beforeRetry retry: Int, lastAttemptMicros: Int64) -> Double {
+        let base = max(0.001, 10 * Double(lastAttemptMicros) / 1e6) * pow(1.5, Double(retry - 1))
+        return min(base * Double.random(in: 0.5...1.5), 1.0)
+    }
+
+    static func pause(beforeRetry retry: Int, lastAttemptMicros: Int64) {
+        usleep(UInt32(delay(beforeRetry: retry, lastAttemptMicros: lastAttemptMicros) * 1e6))
+    }
 }

@@ -115,6 +115,7 @@ final class View {
     /// replaying them on the previous snapshot's list (SEMANTICS.md 8).
     private func indexed(_ changes: [Pending]) -> [DocumentChange] {
         if changes.isEmpty { return [] }
+        if changes.count == 1 { return [indexedSingle(changes[0])] }
         let sortedChanges = changes.sorted {
             if $0.rank != $1.rank { return $0.rank < $1.rank }
             return Query.compare($0.doc, $1.doc, orderBy: orderBy) < 0
@@ -147,5 +148,29 @@ final class View {
             out.append(DocumentChange(kind: c.kind, document: c.doc, oldIndex: oldIndex, newIndex: newIndex))
         }
         return out
+    }
+
+    /// `indexed([c])` without copying the previous list: removing the old document at `i` shifts
+    /// the new document's insertion point `j` (found in the unmodified list) down by one exactly
+    /// when `i < j`, that is, when the old document sorted before the new one.
+    private func indexedSingle(_ c: Pending) -> DocumentChange {
+        func position(of doc: Document) -> Int {
+            var lo = 0, hi = emitted.count
+            while lo < hi {
+                let mid = (lo + hi) >> 1
+                if Query.compare(emitted[mid], doc, orderBy: orderBy) < 0 { lo = mid + 1 } else { hi = mid }
+            }
+            return lo
+        }
+        var oldIndex = -1, newIndex = -1
+        if let old = c.old {
+            let i = position(of: old)
+            if i < emitted.count && emitted[i].key == old.key { oldIndex = i }
+        }
+        if c.kind != .removed {
+            let j = position(of: c.doc)
+            newIndex = oldIndex >= 0 && oldIndex < j ? j - 1 : j
+        }
+        return DocumentChange(kind: c.kind, document: c.doc, oldIndex: oldIndex, newIndex: newIndex)
     }
 }

@@ -1,0 +1,82 @@
+// Tests of EventThread (one thread, posted order, drain, stop) and Semaphore.
+import XCTest
+import EmberCore
+
+final class EventThreadTests: XCTestCase {
+
+    func testRunsWorkInPostedOrderOnItsOwnThread() {
+        let events = EventThread(name: "t")
+        defer { events.stop() }
+        XCTAssertFalse(events.isCurrent)
+        let seen = Box<[Int]>([])
+        let offThread = Box(0)
+        for i in 0..<2000 {
+            events.post {
+                if !events.isCurrent { offThread.value += 1 }
+                seen.mutate { $0.append(i) }
+            }
+        }
+        events.drain()
+        XCTAssertEqual(seen.value, Array(0..<2000))
+        XCTAssertEqual(offThread.value, 0)
+    }
+
+    func testPostsFromManyThreadsKeepEachThreadsOrder() {
+        let events = EventThread(name: "t")
+        defer { events.stop() }
+        let seen = Box<[[Int]]>(Array(repeating: [], count: 4))
+        concurrently(4) { t in
+            for i in 0..<1000 { events.post { seen.mutate { $0[t].append(i) } } }
+        }
+        events.drain()
+        for t in 0..<4 { XCTAssertEqual(seen.value[t], Array(0..<1000)) }
+    }
+
+    func testDrainWaitsForWorkPostedBeforeIt() {
+        let events = EventThread(name: "t")
+        defer { events.stop() }
+        let gate = Semaphore()
+        let done = Box(false)
+        events.post { gate.wait(); done.value = true }
+        Thread.detachNewThread { gate.signal() }
+        events.drain()
+        XCTAssertTrue(done.value)
+        events.post { events.drain() }   // from the event thread drain returns at once (no deadlock)
+        events.drain()
+    }
+
+    func testStopRunsWhatWasPostedThenIgnoresLaterPosts() {
+        let events = EventThread(name: "t")
+        let count = Box(0)
+        for _ in 0..<100 { events.post { count.value += 1 } }
+        events.stop()
+        XCTAssertEqual(count.value, 100)
+        events.post { count.value += 1 }
+        events.drain()                   // returns: nothing will run it
+        events.stop()                    // idempotent
+        XCTAssertEqual(count.value, 100)
+    }
+
+    func testStopFromTheEventThreadItself() {
+        let events = EventThread(name: "t")
+        let count = Box(0)
+        let stopped = Semaphore()
+        events.post { events.stop(); count.value += 1; stopped.signal() }
+        XCTAssertTrue(stopped.wait(seconds: 5))
+        events.post { count.value += 100 }
+        events.drain()
+        XCTAssertEqual(count.value, 1)
+    }
+
+    func testSemaphoreTimedWait() {
+        let sem = Semaphore()
+        XCTAssertFalse(sem.wait(seconds: 0.01))
+        sem.signal()
+        sem.signal()
+        XCTAssertTrue(sem.wait(seconds: 0.01))
+        XCTAssertTrue(sem.wait(seconds: 0))
+        XCTAssertFalse(sem.wait(seconds: 0))
+        Thread.detachNewThread { sem.signal() }
+        XCTAssertTrue(sem.wait(seconds: 10))
+    }
+}
