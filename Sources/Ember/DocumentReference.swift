@@ -140,14 +140,17 @@ public final class DocumentReference: @unchecked Sendable {
 
     // MARK: listening
 
+    @discardableResult
     public func addSnapshotListener(_ listener: @escaping (DocumentSnapshot?, Error?) -> Void) -> ListenerRegistration {
         addSnapshotListener(options: SnapshotListenOptions(), listener: listener)
     }
 
+    @discardableResult
     public func addSnapshotListener(includeMetadataChanges: Bool, listener: @escaping (DocumentSnapshot?, Error?) -> Void) -> ListenerRegistration {
         addSnapshotListener(options: SnapshotListenOptions().withIncludeMetadataChanges(includeMetadataChanges), listener: listener)
     }
 
+    @discardableResult
     public func addSnapshotListener(options: SnapshotListenOptions, listener: @escaping (DocumentSnapshot?, Error?) -> Void) -> ListenerRegistration {
         let fs = firestore
         do {

@@ -73,7 +73,8 @@ extension Firestore {
             let tx = Transaction(firestore: self, context: ctx)
             var nsError: NSError?
             let value = withUnsafeMutablePointer(to: &nsError) { p in updateBlock(tx, p) }
-            if let e = nsError { throw e }
+            // On Linux a bridged NSError cannot be cast back to the Swift error: rebuild it.
+            if let e = nsError { throw EmberError(bridged: e) ?? e }
             if let e = tx.error { throw e }
             return value
         }

@@ -93,3 +93,21 @@ public final class FieldValue: NSObject, @unchecked Sendable {
 /// The error type of every failing call (a Firestore status code and a message).
 public typealias FirestoreError = EmberModel.EmberError
 public typealias FirestoreErrorCode = EmberModel.ErrorCode
+
+/// The NSError domain of Ember's errors (Firebase's `FirestoreErrorDomain`).
+public let FirestoreErrorDomain = "FIRFirestoreErrorDomain"
+
+/// Ember's errors bridge to NSError as the Firebase SDK's do: domain `FirestoreErrorDomain`, the
+/// Firestore status code as `code`, the message as `localizedDescription`. A transaction block
+/// reports errors through `errorPointer` as NSError; this keeps their status code.
+extension EmberError: CustomNSError {
+    public static var errorDomain: String { FirestoreErrorDomain }
+    public var errorCode: Int { Int(code.rawValue) }
+    public var errorUserInfo: [String: Any] { [NSLocalizedDescriptionKey: message] }
+
+    /// The Ember error an NSError of `FirestoreErrorDomain` stands for (nil for other domains).
+    init?(bridged e: NSError) {
+        guard e.domain == FirestoreErrorDomain, let c = ErrorCode(rawValue: Int32(truncatingIfNeeded: e.code)) else { return nil }
+        self.init(c, e.localizedDescription)
+    }
+}
