@@ -1,0 +1,205 @@
+/// Responsible for: one node of the Realtime-Database JSON tree as a value: null (absent), a
+/// boolean, a number (integer or double, compared numerically), a string, or an object of
+/// children. Arrays are stored as objects with integer keys ("0", "1", ...). An object never
+/// holds a null child and is never empty (that node is null). Objects share storage until one
+/// copy is changed (copy on write), so handing a subtree to a snapshot costs one reference.
+///
+///     var v = TreeValue.null
+///     v.set(["posts", "a", "title"], .string("Hi"))
+///     v.value(at: ["posts", "a"])        // {title: "Hi"}
+public enum TreeValue: Sendable, CustomStringConvertible {
+    case null
+    case bool(Bool)
+    case int(Int64)
+    case double(Double)
+    case string(String)
+    case object(TreeObject)
+
+    public var isNull: Bool { if case .null = self { return true }; return false }
+    public var exists: Bool { !isNull }
+    public var isLeaf: Bool { if case .object = self { return false }; return !isNull }
+    public var object: TreeObject? { if case .object(let o) = self { return o }; return nil }
+
+    /// The child under `key` (null when absent or when this node is a leaf).
+    @inline(__always)
+    public func child(_ key: String) -> TreeValue {
+        if case .object(let o) = self { return o[key] }
+        return .null
+    }
+
+    public func value<C: Collection>(at path: C) -> TreeValue where C.Element == String {
+        var node = self
+        for k in path {
+            guard case .object(let o) = node else { return .null }
+            node = o[k]
+        }
+        return node
+    }
+
+    public func value(at path: TreePath) -> TreeValue { value(at: path.segments) }
+
+    /// Replaces the node at `path` with `v` (null removes it; objects left empty disappear, a leaf
+    /// on the way becomes an object).
+    public mutating func set(_ path: ArraySlice<String>, _ v: TreeValue) {
+        guard let first = path.first else { self = v; return }
+        var obj: TreeObject
+        if case .object(let o) = self {
+            obj = o
+            self = .null          // the only reference left is `obj`: mutated in place
+        } else {
+            if v.isNull { return }
+            obj = TreeObject()
+        }
+        obj.update(first) { $0.set(path.dropFirst(), v) }
+        self = obj.isEmpty ? .null : .object(obj)
+    }
+
+    public mutating func set(_ path: TreePath, _ v: TreeValue) { set(path.segments[...], v) }
+
+    public var childCount: Int { object?.count ?? 0 }
+
+    /// Levels of nesting below this node (0 for a leaf or null).
+    public var depth: Int {
+        guard case .object(let o) = self else { return 0 }
+        var d = 0
+        for (_, c) in o.storage.children { d = Swift.max(d, c.depth) }
+        return d + 1
+    }
+
+    /// Both nodes are the same storage (or equal leaves): a cheap sufficient test for equality.
+    @inline(__always)
+    public func isIdentical(to other: TreeValue) -> Bool {
+        switch (self, other) {
+        case (.object(let a), .object(let b)): return a.storage === b.storage
+        case (.object, _), (_, .object): return false
+        default: return self == other
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .null: return "null"
+        case .bool(let b): return b ? "true" : "false"
+        case .int(let i): return "\(i)"
+        case .double(let d): return "\(d)"
+        case .string(let s): return "\"\(s)\""
+        case .object(let o):
+            return "{" + o.sortedKeys().map { "\($0): \(o[$0])" }.joined(separator: ", ") + "}"
+        }
+    }
+}
+
+extension TreeValue: Equatable {
+    /// Deep equality; numbers compare numerically (1 == 1.0, as JavaScript numbers do).
+    public static func == (a: TreeValue, b: TreeValue) -> Bool {
+        switch (a, b) {
+        case (.null, .null): return true
+        case (.bool(let x), .bool(let y)): return x == y
+        case (.string(let x), .string(let y)): return x == y
+        case (.int, .int), (.int, .double), (.double, .int), (.double, .double):
+            return TreeValue.compareNumbers(a, b) == 0
+        case (.object(let x), .object(let y)):
+            if x.storage === y.storage { return true }
+            guard x.count == y.count else { return false }
+            for (k, v) in x.storage.children {
+                guard let w = y.storage.children[k], v == w else { return false }
+            }
+            return true
+        default: return false
+        }
+    }
+}
+
+/// Responsible for: the children of an object node, with copy-on-write storage whose identity
+/// tells when two nodes are the same without comparing them.
+public struct TreeObject: Sendable {
+    public final class Storage: @unchecked Sendable {
+        public var children: [String: TreeValue]
+        init(_ c: [String: TreeValue]) { children = c }
+    }
+    public private(set) var storage: Storage
+
+    public init() { storage = Storage([:]) }
+
+    /// Children as given (null children are dropped).
+    public init(_ children: [String: TreeValue]) {
+        storage = Storage(children.filter { !$0.value.isNull })
+    }
+
+    public var count: Int { storage.children.count }
+    public var isEmpty: Bool { storage.children.isEmpty }
+    public var keys: Dictionary<String, TreeValue>.Keys { storage.children.keys }
+    public var children: [String: TreeValue] { storage.children }
+
+    @inline(__always)
+    public subscript(key: String) -> TreeValue { storage.children[key] ?? .null }
+
+    /// The keys in key order (SEMANTICS.md 15).
+    public func sortedKeys() -> [String] { storage.children.keys.sorted { TreeKey.compare($0, $1) < 0 } }
+
+    @inline(__always)
+    mutating func makeUnique() {
+        if !isKnownUniquelyReferenced(&storage) { storage = Storage(storage.children) }
+    }
+
+    /// Changes the child under `key` in place (removing it when it becomes null).
+    mutating func update(_ key: String, _ body: (inout TreeValue) -> Void) {
+        makeUnique()
+        var remove = false
+        body(&storage.children[key, default: .null])
+        if case .null = storage.children[key]! { remove = true }
+        if remove { storage.children.removeValue(forKey: key) }
+    }
+
+    public mutating func set(_ key: String, _ value: TreeValue) {
+        update(key) { $0 = value }
+    }
+}
+
+extension TreeValue {
+    /// Numeric order of two numbers, exact across integers and doubles.
+    public static func compareNumbers(_ a: TreeValue, _ b: TreeValue) -> Int {
+        switch (a, b) {
+        case (.int(let x), .int(let y)): return x < y ? -1 : (x > y ? 1 : 0)
+        case (.double(let x), .double(let y)): return x < y ? -1 : (x > y ? 1 : 0)
+        case (.int(let x), .double(let y)): return -compareDoubleInt(y, x)
+        case (.double(let x), .int(let y)): return compareDoubleInt(x, y)
+        default: return 0
+        }
+    }
+
+    static func compareDoubleInt(_ d: Double, _ i: Int64) -> Int {
+        if d.isNaN { return -1 }
+        if d >= 9_223_372_036_854_775_808.0 { return 1 }
+        if d < -9_223_372_036_854_775_808.0 { return -1 }
+        let t = d.rounded(.down)
+        let ti = Int64(t)
+        if ti != i { return ti < i ? -1 : 1 }
+        return d > t ? 1 : 0
+    }
+
+    /// When this node reads back as a list (every key a canonical non-negative integer and the
+    /// highest below twice the count, Firebase's `ChildrenNode.val()` rule): its length.
+    public var arrayLength: Int? {
+        guard case .object(let o) = self, !o.isEmpty else { return nil }
+        var maxKey = -1
+        for k in o.keys {
+            guard let i = TreeValue.canonicalIndex(k) else { return nil }
+            maxKey = Swift.max(maxKey, i)
+        }
+        return maxKey < 2 * o.count ? maxKey + 1 : nil
+    }
+
+    /// `k` as an array index when it is written canonically (`0` or `[1-9][0-9]*`).
+    static func canonicalIndex(_ k: String) -> Int? {
+        let u = k.utf8
+        guard let f = u.first, u.count <= 9 else { return nil }
+        if f == 48 { return u.count == 1 ? 0 : nil }
+        var v = 0
+        for c in u {
+            guard c >= 48 && c <= 57 else { return nil }
+            v = v * 10 + Int(c - 48)
+        }
+        return v
+    }
+}
