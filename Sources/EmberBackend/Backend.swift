@@ -23,9 +23,12 @@ public final class Backend: @unchecked Sendable {
     var connections: [Int: BackendConnection] = [:]
     private var nextConnectionId = 1
     let targets = BackendTargetIndex()
+    /// The Realtime-Database tree (Tree/BackendTree.swift).
+    let tree: BackendTree
 
     public init(persistence: Persistence) {
         self.persistence = persistence
+        self.tree = BackendTree(persistence: persistence)
     }
 
     /// Opens a connection whose events are delivered to `client` on `queue`.

@@ -8,6 +8,7 @@ public final class MemoryPersistence: Persistence {
     public let backendDocuments: DocumentStore = MemoryDocumentStore()
     public let remoteDocuments: DocumentStore = MemoryDocumentStore()
     public let mutationQueue: MutationQueue = MemoryMutationQueue()
+    public let backendTree: TreeStore? = MemoryTreeStore()
     public var isDurable: Bool { false }
 
     public init() {}

@@ -16,6 +16,8 @@ public protocol Persistence: AnyObject {
     var mutationQueue: MutationQueue { get }
     /// Whether writes survive the process (false for memory persistence).
     var isDurable: Bool { get }
+    /// The backend's Realtime-Database tree (nil: the backend keeps one in memory). Has a default.
+    var backendTree: TreeStore? { get }
 
     func runTransaction<T>(_ label: String, _ body: () throws -> T) rethrows -> T
     func close()
