@@ -15,6 +15,8 @@ public final class EmberClient: @unchecked Sendable {
     let worker = DispatchQueue(label: "ember.worker")
     public let events = EventThread(name: "ember.events")
     let engine: SyncEngine
+    /// The Realtime-Database tree's engine (Tree/, EmberClient+Tree.swift).
+    let treeEngine: TreeEngine
     public let backend: Backend
     let persistence: Persistence
     private let stateLock = Lock()
@@ -31,7 +33,11 @@ public final class EmberClient: @unchecked Sendable {
         self.persistence = persistence
         self.backend = backend
         self.engine = SyncEngine(worker: worker, events: events, persistence: persistence)
-        worker.sync { engine.start(backend: backend) }
+        self.treeEngine = TreeEngine(worker: worker, events: events)
+        worker.sync {
+            engine.start(backend: backend)
+            treeEngine.start(backend: backend)
+        }
     }
 
     public var closed: Bool { stateLock.withLock { isClosed } }
@@ -41,7 +47,7 @@ public final class EmberClient: @unchecked Sendable {
     }
 
     /// Runs `body` on the worker and returns its result (the caller waits).
-    private func onWorker<T>(_ body: () throws -> T) throws -> T {
+    func onWorker<T>(_ body: () throws -> T) throws -> T {
         try checkOpen()
         return try worker.sync {
             if engine.closed { throw EmberError(.failedPrecondition, "The database is closed.") }
@@ -120,8 +126,8 @@ public final class EmberClient: @unchecked Sendable {
 
     // MARK: network
 
-    public func disableNetwork() throws { try onWorker { engine.disableNetwork() } }
-    public func enableNetwork() throws { try onWorker { engine.enableNetwork() } }
+    public func disableNetwork() throws { try onWorker { engine.disableNetwork(); treeEngine.disableNetwork() } }
+    public func enableNetwork() throws { try onWorker { engine.enableNetwork(); treeEngine.enableNetwork() } }
     public var isNetworkEnabled: Bool { (try? onWorker { engine.networkEnabled }) ?? false }
 
     // MARK: lifetime
@@ -136,7 +142,7 @@ public final class EmberClient: @unchecked Sendable {
             return true
         }
         guard first else { return }
-        worker.sync { engine.close() }
+        worker.sync { engine.close(); treeEngine.close() }
         events.stop()
     }
 

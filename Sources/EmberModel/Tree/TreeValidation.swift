@@ -29,3 +29,17 @@ public enum TreeLimits {
         }
     }
 }
+
+extension TreeLimits {
+    /// Validates a multi-path write: each value at its path, and no path inside another
+    /// (Firebase: "Path '/a' is an ancestor of '/a/b' and so it can't be updated at the same time").
+    public static func validate(_ ops: [TreeWriteOp]) throws {
+        for op in ops { try validate(op.value, at: op.path) }
+        if ops.count > 1 {
+            let sorted = ops.map { $0.path }.sorted()
+            for i in 1..<sorted.count where sorted[i - 1].isAncestorOrSelf(of: sorted[i]) {
+                throw EmberError.invalidArgument("Invalid update: path '\(sorted[i - 1])' is \(sorted[i - 1] == sorted[i] ? "given twice" : "an ancestor of '\(sorted[i])'") and so they can't be updated at the same time.")
+            }
+        }
+    }
+}

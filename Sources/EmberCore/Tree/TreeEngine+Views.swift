@@ -1,0 +1,179 @@
+import EmberModel
+
+/// Responsible for: the engine's views and observers: registering and removing observers
+/// (one view per path and query, shared), raising initial events, and turning every change of
+/// `local` into the events of the views above or below it, in Firebase's order (deeper views
+/// first; per view: removed, added, moved, changed, then value; each type in index order).
+extension TreeEngine {
+    /// Registers an observer; returns its handle. An invalid query ends it with the error.
+    func observe(_ path: TreePath, query: TreeQuery, type: TreeEventType, token: ListenerToken,
+                 callback: @escaping (TreeListenEvent) -> Void) -> UInt {
+        let handle = nextHandle
+        nextHandle += 1
+        do { try query.validate() } catch {
+            let e = error as? EmberError ?? EmberError(.internal, "\(error)")
+            events.post { token.deliverFinal { callback(.cancelled(e)) } }
+            return handle
+        }
+        let id = TreeView.id(path, query)
+        let view: TreeView
+        if let v = views[id] { view = v } else {
+            view = TreeView(path: path, query: query)
+            views[id] = view
+            viewsByPath[path] = (viewsByPath[path] ?? []) + [view]
+            addListen(path)
+            if complete.hasAncestorOrSelf(of: path) {
+                complete[path] = true
+                view.initialize(local.value(at: path.segments))
+            }
+        }
+        let o = TreeObserver(handle: handle, type: type, token: token, view: view, callback: callback)
+        view.observers.append(o)
+        if type == .value { view.valueObservers += 1 }
+        observers[handle] = o
+        if view.initialized { raiseInitial(o) }
+        return handle
+    }
+
+    func removeObserver(_ handle: UInt) {
+        guard let o = observers.removeValue(forKey: handle) else { return }
+        let v = o.view
+        v.observers.removeAll { $0 === o }
+        if o.type == .value { v.valueObservers -= 1 }
+        guard v.observers.isEmpty else { return }
+        views[v.id] = nil
+        let rest = (viewsByPath[v.path] ?? []).filter { $0 !== v }
+        viewsByPath[v.path] = rest.isEmpty ? nil : rest
+        removeListen(v.path)
+    }
+
+    /// The tokens of the observers at `path` (of `query` only, when given).
+    func tokens(at path: TreePath, query: TreeQuery?) -> [ListenerToken] {
+        (viewsByPath[path] ?? []).filter { query == nil || $0.query == query! }.flatMap { $0.observers.map { $0.token } }
+    }
+
+    /// The token of observer `handle` when it observes `path`.
+    func token(handle: UInt, at path: TreePath) -> ListenerToken? {
+        guard let o = observers[handle], o.view.path == path else { return nil }
+        return o.token
+    }
+
+    /// Views at or below `path` that were waiting for data take their first state now.
+    func initializeViews(at path: TreePath) {
+        var waiting: [TreeView] = []
+        for v in viewsByPath[path] ?? [] where !v.initialized { waiting.append(v) }
+        viewsByPath.forEachDescendant(of: path) { _, vs in for v in vs where !v.initialized { waiting.append(v) } }
+        for v in waiting {
+            v.initialize(local.value(at: v.path.segments))
+            for o in v.observers { raiseInitial(o) }
+        }
+    }
+
+    /// child_added for each child in the window, or the value, for an observer that just started.
+    private func raiseInitial(_ o: TreeObserver) {
+        let v = o.view
+        let node = local.value(at: v.path.segments)
+        switch o.type {
+        case .childAdded:
+            for (k, prev) in v.windowKeys() {
+                post(o, .event(.childAdded, TreeSnapshot(path: v.path.child(k), value: node.child(k)), previousKey: prev))
+            }
+        case .value:
+            post(o, .event(.value, TreeSnapshot(path: v.path, value: v.valueSnapshot(node), index: v.index), previousKey: nil))
+        default: break
+        }
+    }
+
+    @inline(__always)
+    private func post(_ o: TreeObserver, _ e: TreeListenEvent) {
+        let token = o.token, cb = o.callback
+        events.post { token.deliver { cb(e) } }
+    }
+
+    private struct Affected {
+        let view: TreeView
+        var all = false
+        var keys: [String] = []
+        var olds: [TreeValue] = []
+        var oldNode: TreeValue = .null
+    }
+
+    /// Runs `body` (which changes `local` at or under `paths` only) and raises the events of
+    /// every initialized view it changed.
+    func changeLocal(_ paths: [TreePath], _ body: () -> Void) {
+        guard !views.isEmpty else { body(); return }
+        var affected: [Affected] = []
+        var slot: [ObjectIdentifier: Int] = [:]
+        func note(_ v: TreeView, _ key: String?) {
+            guard v.initialized else { return }
+            let id = ObjectIdentifier(v)
+            let i: Int
+            if let s = slot[id] { i = s } else {
+                i = affected.count
+                slot[id] = i
+                affected.append(Affected(view: v))
+            }
+            if let k = key {
+                if !affected[i].all && !affected[i].keys.contains(k) { affected[i].keys.append(k) }
+            } else {
+                affected[i].all = true
+            }
+        }
+        for p in paths {
+            viewsByPath.forEachAncestorOrSelf(of: p) { depth, vs in
+                for v in vs { note(v, depth < p.count ? p.segments[depth] : nil) }
+            }
+            viewsByPath.forEachDescendant(of: p) { _, vs in for v in vs { note(v, nil) } }
+        }
+        if affected.isEmpty { body(); return }
+        for i in affected.indices {
+            let node = local.value(at: affected[i].view.path.segments)
+            if affected[i].all { affected[i].oldNode = node } else { affected[i].olds = affected[i].keys.map { node.child($0) } }
+        }
+        body()
+        if affected.count > 1 { affected.sort { $0.view.path.count > $1.view.path.count } }
+        for a in affected {
+            let v = a.view
+            let node = local.value(at: v.path.segments)
+            var changes: [TreeView.ChildChange] = []
+            if a.all {
+                if a.oldNode.isIdentical(to: node) { continue }
+                TreeEngine.diff(a.oldNode, node, into: &changes)
+            } else {
+                for (k, old) in zip(a.keys, a.olds) {
+                    let new = node.child(k)
+                    if !old.isIdentical(to: new) && old != new { changes.append(.init(key: k, old: old, new: new)) }
+                }
+                if changes.isEmpty { continue }
+            }
+            let (evs, value) = v.apply(changes, node: node)
+            dispatch(v, evs, value: value, node: node)
+        }
+    }
+
+    /// The children that differ between two states of a node.
+    static func diff(_ old: TreeValue, _ new: TreeValue, into changes: inout [TreeView.ChildChange]) {
+        let o = old.object, n = new.object
+        if let o {
+            for (k, ov) in o.children {
+                let nv = new.child(k)
+                if !ov.isIdentical(to: nv) && ov != nv { changes.append(.init(key: k, old: ov, new: nv)) }
+            }
+        }
+        if let n {
+            for (k, nv) in n.children where old.child(k).isNull { changes.append(.init(key: k, old: .null, new: nv)) }
+        }
+    }
+
+    private func dispatch(_ v: TreeView, _ evs: [TreeViewEvent], value: Bool, node: TreeValue) {
+        for e in evs {
+            for o in v.observers where o.type == e.type {
+                post(o, .event(e.type, TreeSnapshot(path: v.path.child(e.key), value: e.value), previousKey: e.prevKey))
+            }
+        }
+        if value && v.valueObservers > 0 {
+            let snap = TreeSnapshot(path: v.path, value: v.valueSnapshot(node), index: v.index)
+            for o in v.observers where o.type == .value { post(o, .event(.value, snap, previousKey: nil)) }
+        }
+    }
+}
