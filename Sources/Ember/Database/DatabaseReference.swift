@@ -1,0 +1,102 @@
+import Foundation
+import EmberModel
+import EmberCore
+
+/// Responsible for: a location in the tree (Firebase's `DatabaseReference`): navigation,
+/// writes (set, multi-path update, remove; applied locally at once, acknowledged later), push
+/// ids, and everything a query does. Invalid paths and values never trap: the error reaches
+/// the completion block (or the observer's cancel block).
+///
+///     let post = ref.child("posts").childByAutoId()
+///     post.setValue(["title": "Hi"]) { error, _ in }
+///     ref.updateChildValues(["/posts/\(post.key!)/starCount": 1])
+public final class DatabaseReference: DatabaseQuery, @unchecked Sendable {
+    init(database: Database, path: TreePath, error: EmberError? = nil) {
+        super.init(database: database, path: path, error: error)
+    }
+
+    /// The last segment of the path (nil at the root).
+    public var key: String? { path.last }
+    public var parent: DatabaseReference? { path.parent.map { DatabaseReference(database: database, path: $0, error: error) } }
+    public var root: DatabaseReference { DatabaseReference(database: database, path: .root) }
+    public var url: String { "ember://" + path.description }
+    public var description: String { path.description }
+
+    /// The location `pathString` ("a/b") below this one.
+    public func child(_ pathString: String) -> DatabaseReference {
+        if error != nil { return DatabaseReference(database: database, path: path.child(pathString), error: error) }
+        do {
+            if pathString.isEmpty { throw EmberError.invalidArgument("Invalid path '': child(_:) needs a non-empty path.") }
+            let rel = try TreePath(parsing: pathString)
+            let full = path.appending(rel)
+            try TreePath(parsing: full.segments.joined(separator: "/"))    // total depth and length
+            return DatabaseReference(database: database, path: full)
+        } catch {
+            return DatabaseReference(database: database, path: path.child(pathString), error: error as? EmberError)
+        }
+    }
+
+    /// A new child whose key is a push id (time-ordered, unique; SEMANTICS.md 17).
+    public func childByAutoId() -> DatabaseReference {
+        DatabaseReference(database: database, path: path.child(PushId.next()), error: error)
+    }
+
+    // MARK: writes
+
+    func write(_ makeOps: () throws -> [TreeWriteOp], _ completion: ((Error?, DatabaseReference) -> Void)?) {
+        do {
+            if let e = error { throw e }
+            let ops = try makeOps()
+            let me = self
+            try database.client.treeWrite(ops, completion: completion.map { c in { e in c(e, me) } })
+        } catch {
+            if let c = completion { database.post { c(error, self) } }
+        }
+    }
+
+    private func asyncWrite(_ start: (@escaping (Error?, DatabaseReference) -> Void) -> Void) async throws -> DatabaseReference {
+        try await withCheckedThrowingContinuation { (c: CheckedContinuation<DatabaseReference, Error>) in
+            start { e, r in if let e { c.resume(throwing: e) } else { c.resume(returning: r) } }
+        }
+    }
+
+    /// Replaces the data here (nil or NSNull removes it).
+    public func setValue(_ value: Any?) { setValue(value, withCompletionBlock: nil) }
+
+    public func setValue(_ value: Any?, withCompletionBlock block: ((Error?, DatabaseReference) -> Void)?) {
+        write({ [TreeWriteOp(path: path, value: try TreeUserData.parse(value, at: path.description))] }, block)
+    }
+
+    public func setValue(_ value: Any?) async throws -> DatabaseReference {
+        try await asyncWrite { setValue(value, withCompletionBlock: $0) }
+    }
+
+    /// Sets each relative path ("a/b" or "/a/b") to its value, atomically (nil removes).
+    public func updateChildValues(_ values: [AnyHashable: Any]) { updateChildValues(values, withCompletionBlock: nil) }
+
+    public func updateChildValues(_ values: [AnyHashable: Any], withCompletionBlock block: ((Error?, DatabaseReference) -> Void)?) {
+        write({
+            try values.map { (k, v) in
+                guard let ks = k.base as? String else { throw EmberError.invalidArgument("updateChildValues keys must be strings, got \(type(of: k.base)).") }
+                let rel = try TreePath(parsing: ks, context: "update path")
+                let full = path.appending(rel)
+                return TreeWriteOp(path: full, value: try TreeUserData.parse(v is NSNull ? nil : v, at: full.description))
+            }
+        }, block)
+    }
+
+    public func updateChildValues(_ values: [AnyHashable: Any]) async throws -> DatabaseReference {
+        try await asyncWrite { updateChildValues(values, withCompletionBlock: $0) }
+    }
+
+    /// Removes the data here.
+    public func removeValue() { removeValue(completionBlock: nil) }
+
+    public func removeValue(completionBlock block: ((Error?, DatabaseReference) -> Void)?) {
+        write({ [TreeWriteOp(path: path, value: .null)] }, block)
+    }
+
+    public func removeValue() async throws -> DatabaseReference {
+        try await asyncWrite { removeValue(completionBlock: $0) }
+    }
+}
