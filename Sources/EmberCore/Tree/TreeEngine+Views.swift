@@ -25,13 +25,15 @@ extension TreeEngine {
             if complete.hasAncestorOrSelf(of: path) {
                 complete[path] = true
                 view.initialize(local.value(at: path.segments))
+            } else {
+                startPartial(view)
             }
         }
         let o = TreeObserver(handle: handle, type: type, token: token, view: view, callback: callback)
         view.observers.append(o)
         if type == .value { view.valueObservers += 1 }
         observers[handle] = o
-        if view.initialized { raiseInitial(o) }
+        raiseInitial(o)
         return handle
     }
 
@@ -63,13 +65,45 @@ extension TreeEngine {
         var waiting: [TreeView] = []
         for v in viewsByPath[path] ?? [] where !v.initialized { waiting.append(v) }
         viewsByPath.forEachDescendant(of: path) { _, vs in for v in vs where !v.initialized { waiting.append(v) } }
-        for v in waiting {
-            v.initialize(local.value(at: v.path.segments))
-            for o in v.observers { raiseInitial(o) }
-        }
+        for v in waiting { complete(v) }
     }
 
-    /// child_added for each child in the window, or the value, for an observer that just started.
+    /// Gives a waiting view its complete state: initial events when it raised nothing yet, else
+    /// the changes from what it knew from local writes, then the value.
+    private func complete(_ v: TreeView) {
+        let node = local.value(at: v.path.segments)
+        if v.known.isEmpty {
+            v.initialize(node)
+            for o in v.observers { raiseInitial(o) }
+            return
+        }
+        let changes = v.completeFromPartial(node)
+        let (evs, _) = v.apply(changes, node: node)
+        dispatch(v, evs, value: true, node: node)
+    }
+
+    /// A new view the client has no data for: it knows the children whole pending writes set
+    /// (or everything, when a pending write covers its path).
+    private func startPartial(_ v: TreeView) {
+        var keys: [String] = []
+        for op in pendingOps {
+            if op.path.isAncestorOrSelf(of: v.path) { v.initialize(local.value(at: v.path.segments)); return }
+            if op.path.count == v.path.count + 1 && v.path.isAncestor(of: op.path), let k = op.path.last, !keys.contains(k) { keys.append(k) }
+        }
+        guard !keys.isEmpty else { return }
+        let node = local.value(at: v.path.segments)
+        let changes = keys.map { TreeView.ChildChange(key: $0, old: .null, new: node.child($0)) }
+        for k in keys { v.known[k] = node.child(k) }
+        _ = v.apply(changes.filter { $0.new.exists }, node: node)
+    }
+
+    /// Whether a pending write sets `path` (or an ancestor) whole.
+    private func pendingCovers(_ path: TreePath) -> Bool {
+        pendingOps.contains { $0.path.isAncestorOrSelf(of: path) }
+    }
+
+    /// child_added for each child in the window, or the value, for an observer that just started
+    /// (a view still waiting for data: its children known from local writes, no value).
     private func raiseInitial(_ o: TreeObserver) {
         let v = o.view
         let node = local.value(at: v.path.segments)
@@ -78,7 +112,7 @@ extension TreeEngine {
             for (k, prev) in v.windowKeys() {
                 post(o, .event(.childAdded, TreeSnapshot(path: v.path.child(k), value: node.child(k)), previousKey: prev))
             }
-        case .value:
+        case .value where v.initialized:
             post(o, .event(.value, TreeSnapshot(path: v.path, value: v.valueSnapshot(node), index: v.index), previousKey: nil))
         default: break
         }
@@ -100,12 +134,11 @@ extension TreeEngine {
 
     /// Runs `body` (which changes `local` at or under `paths` only) and raises the events of
     /// every initialized view it changed.
-    func changeLocal(_ paths: [TreePath], _ body: () -> Void) {
+    func changeLocal(_ paths: [TreePath], fromLocalWrite: Bool = false, _ body: () -> Void) {
         guard !views.isEmpty else { body(); return }
         var affected: [Affected] = []
         var slot: [ObjectIdentifier: Int] = [:]
         func note(_ v: TreeView, _ key: String?) {
-            guard v.initialized else { return }
             let id = ObjectIdentifier(v)
             let i: Int
             if let s = slot[id] { i = s } else {
@@ -135,6 +168,10 @@ extension TreeEngine {
         for a in affected {
             let v = a.view
             let node = local.value(at: v.path.segments)
+            if !v.initialized {
+                changePartial(a.view, all: a.all, keys: a.keys, node: node, fromLocalWrite: fromLocalWrite)
+                continue
+            }
             var changes: [TreeView.ChildChange] = []
             if a.all {
                 if a.oldNode.isIdentical(to: node) { continue }
@@ -149,6 +186,25 @@ extension TreeEngine {
             let (evs, value) = v.apply(changes, node: node)
             dispatch(v, evs, value: value, node: node)
         }
+    }
+
+    /// A change under a view still waiting for its data: events only for children known whole.
+    private func changePartial(_ v: TreeView, all: Bool, keys: [String], node: TreeValue, fromLocalWrite: Bool) {
+        if all {
+            if fromLocalWrite { complete(v) }
+            return
+        }
+        var changes: [TreeView.ChildChange] = []
+        for k in keys {
+            guard v.known[k] != nil || pendingCovers(v.path.child(k)) else { continue }
+            let old = v.known[k] ?? .null
+            let new = node.child(k)
+            v.known[k] = new
+            if old != new { changes.append(.init(key: k, old: old, new: new)) }
+        }
+        guard !changes.isEmpty else { return }
+        let (evs, _) = v.apply(changes, node: node)
+        dispatch(v, evs, value: false, node: node)
     }
 
     /// The children that differ between two states of a node.

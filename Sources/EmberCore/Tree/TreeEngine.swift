@@ -50,6 +50,8 @@ final class TreeEngine: TreeBackendClient {
     }
 
     var pendingWriteCount: Int { pending.count }
+    /// Every pending overwrite, oldest first.
+    var pendingOps: [TreeWriteOp] { pending.flatMap { $0.ops } }
 
     // MARK: writes
 
@@ -60,7 +62,7 @@ final class TreeEngine: TreeBackendClient {
         let id = nextWriteId
         nextWriteId += 1
         pending.append(PendingWrite(id: id, ops: ops, completion: completion))
-        changeLocal(ops.map { $0.path }) {
+        changeLocal(ops.map { $0.path }, fromLocalWrite: true) {
             for op in ops { local.set(op.path.segments[...], op.value) }
         }
         if networkEnabled {

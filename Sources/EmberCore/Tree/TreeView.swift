@@ -24,6 +24,9 @@ final class TreeView {
     private var cut: ChildEntry?
     /// The node when it is a leaf or empty (nil when it has children), for value events.
     private var leaf: TreeValue? = .null
+    /// Before the view is complete: the children it knows whole from pending local writes (null
+    /// for one known to be removed), the only ones it raises child events for (as Firebase does).
+    var known: [String: TreeValue] = [:]
 
     init(path: TreePath, query: TreeQuery) {
         self.path = path
@@ -77,7 +80,24 @@ final class TreeView {
     /// Takes the node at the view's path as its first complete state.
     func initialize(_ node: TreeValue) {
         initialized = true
+        known = [:]
         rebuild(node, partial: true)
+    }
+
+    /// Turns a partial view complete: the changes from what it knew to `node` (to `apply` next).
+    func completeFromPartial(_ node: TreeValue) -> [ChildChange] {
+        var changes: [ChildChange] = []
+        for (k, old) in known {
+            let new = node.child(k)
+            if old != new { changes.append(ChildChange(key: k, old: old, new: new)) }
+        }
+        if case .object(let o) = node {
+            for (k, v) in o.children where known[k] == nil { changes.append(ChildChange(key: k, old: .null, new: v)) }
+        }
+        initialized = true
+        known = [:]
+        leaf = node.isLeaf || node.isNull ? node : nil
+        return changes
     }
 
     private func rebuild(_ node: TreeValue, partial: Bool) {

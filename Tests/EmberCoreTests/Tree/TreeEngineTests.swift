@@ -131,4 +131,31 @@ final class TreeEngineTests: XCTestCase {
         XCTAssertEqual(log.all, ["added a prev=nil", "added b prev=a", "added c prev=b", "added z prev=c"])
         t.remove()
     }
+
+    func testWritesBeforeTheBackendAnswersRaiseChildEventsAtOnce() throws {
+        try seedList()
+        let other = EmberClient(persistence: MemoryPersistence(), backend: client.backend)
+        defer { other.close() }
+        try other.disableNetwork()                                  // the listen stays unanswered
+        try other.treeWrite([setOp("list/p1", ["n": 9])])          // known whole before observing
+        let log = TreeLog()
+        try other.watch("list", TreeQuery(), [.childAdded, .childRemoved, .value], into: log)
+        XCTAssertEqual(log.wait(for: 1), ["added p1 prev=nil"])
+        try other.treeWrite([setOp("list/p2", ["n": 10])])
+        try other.treeWrite([setOp("list/a/n", 7)])                 // a is not known whole: nothing
+        XCTAssertEqual(log.wait(for: 2), ["added p1 prev=nil", "added p2 prev=p1"])
+        try other.enableNetwork()                                   // complete: the rest, then the value
+        XCTAssertEqual(Array(log.wait(for: 6)[2...]), ["added a prev=nil", "added b prev=a", "added c prev=b", "value a,b,c,p1,p2"])
+    }
+
+    func testValueOfALeafAndOfALocationWithoutData() throws {
+        let log = TreeLog()
+        try client.watch("leaf", TreeQuery(), [.value], into: log)
+        XCTAssertEqual(log.wait(for: 1), ["value null"])
+        try client.treeWrite([setOp("leaf", 5)])
+        try client.treeWrite([setOp("leaf", 5)])                    // unchanged: no event
+        try client.treeWrite([setOp("leaf", "x")])
+        try client.settle()
+        XCTAssertEqual(log.all, ["value null", "value 5", "value \"x\""])
+    }
 }
