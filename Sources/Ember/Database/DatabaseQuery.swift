@@ -58,12 +58,12 @@ public class DatabaseQuery: @unchecked Sendable {
 
     public func queryStarting(atValue startValue: Any?) -> DatabaseQuery { derive { try $0.start(.at, try bound(startValue), key: nil) } }
     public func queryStarting(atValue startValue: Any?, childKey: String?) -> DatabaseQuery { derive { try $0.start(.at, try bound(startValue), key: childKey) } }
-    public func queryStarting(afterValue startAfterValue: Any?) -> DatabaseQuery { derive { try $0.start(.after, try bound(startAfterValue), key: nil) } }
-    public func queryStarting(afterValue startAfterValue: Any?, childKey: String?) -> DatabaseQuery { derive { try $0.start(.after, try bound(startAfterValue), key: childKey) } }
+    public func queryStarting(afterValue startAfterValue: Any?) -> DatabaseQuery { derive { try $0.start(.exclusive, try bound(startAfterValue), key: nil) } }
+    public func queryStarting(afterValue startAfterValue: Any?, childKey: String?) -> DatabaseQuery { derive { try $0.start(.exclusive, try bound(startAfterValue), key: childKey) } }
     public func queryEnding(atValue endValue: Any?) -> DatabaseQuery { derive { try $0.end(.at, try bound(endValue), key: nil) } }
     public func queryEnding(atValue endValue: Any?, childKey: String?) -> DatabaseQuery { derive { try $0.end(.at, try bound(endValue), key: childKey) } }
-    public func queryEnding(beforeValue endValue: Any?) -> DatabaseQuery { derive { try $0.end(.after, try bound(endValue), key: nil) } }
-    public func queryEnding(beforeValue endValue: Any?, childKey: String?) -> DatabaseQuery { derive { try $0.end(.after, try bound(endValue), key: childKey) } }
+    public func queryEnding(beforeValue endValue: Any?) -> DatabaseQuery { derive { try $0.end(.exclusive, try bound(endValue), key: nil) } }
+    public func queryEnding(beforeValue endValue: Any?, childKey: String?) -> DatabaseQuery { derive { try $0.end(.exclusive, try bound(endValue), key: childKey) } }
     public func queryEqual(toValue value: Any?) -> DatabaseQuery { derive { try $0.equal(try bound(value), key: nil) } }
     public func queryEqual(toValue value: Any?, childKey: String?) -> DatabaseQuery { derive { try $0.equal(try bound(value), key: childKey) } }
 

@@ -8,8 +8,8 @@
 ///     q.contains(ChildEntry(key: "a", sortValue: .int(5)))
 public struct TreeQuery: Hashable, Sendable, CustomStringConvertible {
     public enum LimitType: Hashable, Sendable { case first, last }
-    /// How a bound was given.
-    public enum BoundKind: Hashable, Sendable { case at, after, equal }
+    /// How a bound was given: inclusive (startAt / endAt), exclusive (startAfter / endBefore), or equalTo.
+    public enum BoundKind: Hashable, Sendable { case at, exclusive, equal }
     /// A start or end point as the caller gave it (converted to a comparison when executed).
     public struct Bound: Hashable, Sendable {
         public let kind: BoundKind
@@ -166,12 +166,12 @@ public struct TreeQuery: Hashable, Sendable, CustomStringConvertible {
 
     private func startPoint(_ b: Bound) -> (TreeValue, KeyBound, inclusive: Bool) {
         if index == .key {
-            if case .string(let s) = b.value { return (.null, .key(s), b.kind != .after) }
+            if case .string(let s) = b.value { return (.null, .key(s), b.kind != .exclusive) }
             return (.null, .min, true)
         }
         switch (b.kind, b.key) {
-        case (.after, nil): return (b.value, .max, true)
-        case (.after, let k?): return (b.value, .key(k), false)
+        case (.exclusive, nil): return (b.value, .max, true)
+        case (.exclusive, let k?): return (b.value, .key(k), false)
         case (_, nil): return (b.value, .min, true)
         case (_, let k?): return (b.value, .key(k), true)
         }
@@ -179,12 +179,12 @@ public struct TreeQuery: Hashable, Sendable, CustomStringConvertible {
 
     private func endPoint(_ b: Bound) -> (TreeValue, KeyBound, inclusive: Bool) {
         if index == .key {
-            if case .string(let s) = b.value { return (.null, .key(s), b.kind != .after) }
+            if case .string(let s) = b.value { return (.null, .key(s), b.kind != .exclusive) }
             return (.null, .max, true)
         }
         switch (b.kind, b.key) {
-        case (.after, nil): return (b.value, .min, true)     // endBefore(v): before every child with v
-        case (.after, let k?): return (b.value, .key(k), false)
+        case (.exclusive, nil): return (b.value, .min, true)     // endBefore(v): before every child with v
+        case (.exclusive, let k?): return (b.value, .key(k), false)
         case (_, nil): return (b.value, .max, true)
         case (_, let k?): return (b.value, .key(k), true)
         }
