@@ -1,7 +1,7 @@
 // EmberBench: the core's latency, memory and throughput figures against their targets.
 // Build: swift build -c release --scratch-path .build-bench --product ember-bench
 // Run:   .build-bench/release/ember-bench        (QUICK=1: 10x smaller sizes, a smoke test;
-//        ONLY=mem,doc,query,bulk: a subset; VARIANTS=0: skip the diagnostic variants; for profiling)
+//        ONLY=mem,doc,query,bulk,tree,window: a subset; VARIANTS=0: skip the diagnostic variants; for profiling)
 import EmberCore
 
 let quick = getenvString("QUICK") == "1"
@@ -86,6 +86,30 @@ run("bulk") {
     printFigure(total); printFigure(local); figures += [total, local]
     print("     total \(fmt(b.totalSeconds * 1000)) ms, local part \(fmt(b.localSeconds * 1000)) ms; building the mutations alone: \(grouped(b.buildRate)) docs/s")
     extras.append(("bulk_build_docs_per_s", b.buildRate))
+}
+
+let treeCfg = TreeConfig(quick: quick)
+print("\n5. tree: push -> childAdded callback (\(treeCfg.pushIterations) pushes after \(treeCfg.pushWarmup) warm-up)")
+run("tree") {
+    let l = try measurePushChildAdded(treeCfg)
+    let p50 = Figure(id: "tree_push_p50_us", label: "5. tree push -> childAdded p50", unit: "µs", value: l.p50, target: 10, lowerIsBetter: true, decimals: 1)
+    let p99 = Figure(id: "tree_push_p99_us", label: "5. tree push -> childAdded p99", unit: "µs", value: l.p99, target: nil, lowerIsBetter: true, decimals: 1)
+    printFigure(p50); printFigure(p99); figures += [p50, p99]
+    print("     the treeWrite() call alone: p50 \(fmt(percentile(l.writeCallUs, 50))) µs, p99 \(fmt(percentile(l.writeCallUs, 99))) µs")
+    extras.append(("tree_push_write_call_p50_us", percentile(l.writeCallUs, 50)))
+}
+
+print("\n6. tree: orderByChild(score).limitToLast(\(treeCfg.windowLimit)) over \(grouped(Double(treeCfg.windowChildren))) children")
+run("window") {
+    let w = try measureWindow(treeCfg)
+    let first = Figure(id: "tree_window_first_ms", label: "6. window first result (value event, median)", unit: "ms", value: percentile(w.firstMs, 50), target: 5, lowerIsBetter: true, decimals: 2)
+    let live = Figure(id: "tree_window_write_us", label: "6. live window update per write (p50)", unit: "µs", value: percentile(w.writeUs, 50), target: 20, lowerIsBetter: true, decimals: 1)
+    printFigure(first); printFigure(live); figures += [first, live]
+    print("     first result runs (ms): \(w.firstMs.map { fmt($0, 2) }.joined(separator: " ")); all \(treeCfg.windowLimit) childAdded delivered: median \(fmt(percentile(w.firstChildAddedMs, 50), 2)) ms")
+    print("     per write (random child, random score; the window update and its events happen inside the call): p50 \(fmt(percentile(w.writeUs, 50))) µs, p99 \(fmt(percentile(w.writeUs, 99))) µs; \(w.windowEvents) window events in all")
+    print("     writes entering the window, write -> childAdded callback: p50 \(fmt(percentile(w.enterUs, 50))) µs, p99 \(fmt(percentile(w.enterUs, 99))) µs")
+    extras += [("tree_window_write_p99_us", percentile(w.writeUs, 99)), ("tree_window_enter_p50_us", percentile(w.enterUs, 50)),
+               ("tree_window_first_childadded_ms", percentile(w.firstChildAddedMs, 50))]
 }
 
 print("\n" + markdownTable(figures))

@@ -106,10 +106,24 @@ final class TreeView {
         cut = nil
         guard case .object(let o) = node else { children = OrderedChildren(); return }
         if partial, let n = query.limit, o.count > 4 * n {
-            var heap = BoundedHeap(capacity: 2 * n, worse: { [unowned self] a, b in self.better(b, a) })
-            for (k, v) in o.children {
-                let e = ChildEntry(key: k, sortValue: index.sortValue(of: v))
-                if query.contains(e) { heap.offer(e) }
+            // The best 2 x limit children, without building an entry for the many that lose
+            // against the worst kept one on their sort value alone.
+            var heap = BoundedHeap(capacity: 2 * n, keepLargest: query.limitType == .last)
+            let hasRange = query.hasRange
+            let dict = o.storage.children
+            var single: String? = nil
+            if case .child(let p) = index, p.count == 1 { single = p.segments[0] }
+            for (k, v) in dict {
+                let sv: TreeValue
+                if let seg = single {
+                    if case .object(let co) = v { sv = co.storage.children[seg] ?? .null } else { sv = .null }
+                } else {
+                    sv = index.sortValue(of: v)
+                }
+                if heap.rejects(sv) { continue }
+                let e = ChildEntry(key: k, sortValue: sv)
+                if hasRange && !query.contains(e) { continue }
+                heap.offer(e)
             }
             if heap.rejected { cut = heap.worst }
             children = OrderedChildren(heap.items)
@@ -260,17 +274,35 @@ final class TreeView {
 /// worst kept entry on top), for a limited view's first window.
 struct BoundedHeap {
     let capacity: Int
-    let worse: (ChildEntry, ChildEntry) -> Bool
+    /// Best means largest (limitToLast) or smallest (limitToFirst).
+    let keepLargest: Bool
     private(set) var items: [ChildEntry] = []
+    /// Whether some entry was dropped (then everything dropped is worse than `worst`).
     private(set) var rejected = false
 
-    init(capacity: Int, worse: @escaping (ChildEntry, ChildEntry) -> Bool) {
+    init(capacity: Int, keepLargest: Bool) {
         self.capacity = capacity
-        self.worse = worse
+        self.keepLargest = keepLargest
         items.reserveCapacity(capacity)
     }
 
     var worst: ChildEntry? { items.first }
+
+    @inline(__always)
+    private func worse(_ a: ChildEntry, _ b: ChildEntry) -> Bool {
+        let c = ChildEntry.compare(a, b)
+        return keepLargest ? c < 0 : c > 0
+    }
+
+    /// True (and counted as dropped) when a child with sort value `sv` is worse than the worst
+    /// kept one whatever its key.
+    @inline(__always)
+    mutating func rejects(_ sv: TreeValue) -> Bool {
+        guard items.count == capacity else { return false }
+        let c = TreeValue.compareIndexed(sv, items[0].sortValue)
+        if keepLargest ? c < 0 : c > 0 { rejected = true; return true }
+        return false
+    }
 
     mutating func offer(_ e: ChildEntry) {
         if items.count < capacity {
