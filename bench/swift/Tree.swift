@@ -58,6 +58,8 @@ func measurePushChildAdded(_ cfg: TreeConfig) throws -> Latency {
 struct WindowResult {
     var firstMs: [Double] = []
     var firstChildAddedMs: [Double] = []
+    /// Diagnostic: one pass over the children reading each one's score (the memory-bound floor).
+    var scanMs: [Double] = []
     var writeUs: [Double] = []
     var enterUs: [Double] = []
     var windowEvents = 0
@@ -85,6 +87,18 @@ func measureWindow(_ cfg: TreeConfig) throws -> WindowResult {
     try waitForTreeAcks(client)
     let query = try TreeQuery().orderBy(.child(treePath("score"))).limit(cfg.windowLimit, .last)
     var result = WindowResult()
+    let stored = client.backend.readTree(posts)
+    for _ in 0..<5 {
+        let t0 = monoNs()
+        var best: Int64 = 0
+        if case .object(let o) = stored {
+            for (_, v) in o.children {
+                if case .object(let co) = v, case .int(let s) = co["score"], s > best { best = s }
+            }
+        }
+        result.scanMs.append(Double(monoNs() - t0) / 1e6)
+        if best < 0 { print(best) }
+    }
     for _ in 0..<cfg.firstRuns {
         let first = Probe(), added = Probe()
         let addedCount = Atomic<Int>(0)

@@ -106,6 +106,8 @@ run("window") {
     let live = Figure(id: "tree_window_write_us", label: "6. live window update per write (p50)", unit: "µs", value: percentile(w.writeUs, 50), target: 20, lowerIsBetter: true, decimals: 1)
     printFigure(first); printFigure(live); figures += [first, live]
     print("     first result runs (ms): \(w.firstMs.map { fmt($0, 2) }.joined(separator: " ")); all \(treeCfg.windowLimit) childAdded delivered: median \(fmt(percentile(w.firstChildAddedMs, 50), 2)) ms")
+    print("     diagnostic: one bare pass reading every child's score takes \(fmt(percentile(w.scanMs, 50), 2)) ms (median of 5): the floor for a first result computed from scratch")
+    extras.append(("tree_window_scan_ms", percentile(w.scanMs, 50)))
     print("     per write (random child, random score; the window update and its events happen inside the call): p50 \(fmt(percentile(w.writeUs, 50))) µs, p99 \(fmt(percentile(w.writeUs, 99))) µs; \(w.windowEvents) window events in all")
     print("     writes entering the window, write -> childAdded callback: p50 \(fmt(percentile(w.enterUs, 50))) µs, p99 \(fmt(percentile(w.enterUs, 99))) µs")
     extras += [("tree_window_write_p99_us", percentile(w.writeUs, 99)), ("tree_window_enter_p50_us", percentile(w.enterUs, 50)),
