@@ -110,13 +110,13 @@ final class TreeView {
             // against the worst kept one on their sort value alone.
             var heap = BoundedHeap(capacity: 2 * n, keepLargest: query.limitType == .last)
             let hasRange = query.hasRange
-            let dict = o.storage.children
+            let dict = o.children
             var single: String? = nil
             if case .child(let p) = index, p.count == 1 { single = p.segments[0] }
             for (k, v) in dict {
                 let sv: TreeValue
                 if let seg = single {
-                    if case .object(let co) = v { sv = co.storage.children[seg] ?? .null } else { sv = .null }
+                    if case .object(let co) = v { sv = co.children[seg] ?? .null } else { sv = .null }
                 } else {
                     sv = index.sortValue(of: v)
                 }

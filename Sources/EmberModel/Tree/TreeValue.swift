@@ -62,7 +62,7 @@ public enum TreeValue: Sendable, CustomStringConvertible {
     public var depth: Int {
         guard case .object(let o) = self else { return 0 }
         var d = 0
-        for (_, c) in o.storage.children { d = Swift.max(d, c.depth) }
+        for (_, c) in o.children { d = Swift.max(d, c.depth) }
         return d + 1
     }
 
@@ -70,7 +70,7 @@ public enum TreeValue: Sendable, CustomStringConvertible {
     @inline(__always)
     public func isIdentical(to other: TreeValue) -> Bool {
         switch (self, other) {
-        case (.object(let a), .object(let b)): return a.storage === b.storage
+        case (.object(let a), .object(let b)): return a.identity == b.identity
         case (.object, _), (_, .object): return false
         default: return self == other
         }
@@ -99,10 +99,10 @@ extension TreeValue: Equatable {
         case (.int, .int), (.int, .double), (.double, .int), (.double, .double):
             return TreeValue.compareNumbers(a, b) == 0
         case (.object(let x), .object(let y)):
-            if x.storage === y.storage { return true }
+            if x.identity == y.identity { return true }
             guard x.count == y.count else { return false }
-            for (k, v) in x.storage.children {
-                guard let w = y.storage.children[k], v == w else { return false }
+            for (k, v) in x.children {
+                guard let w = y.children[k], v == w else { return false }
             }
             return true
         default: return false
@@ -110,45 +110,37 @@ extension TreeValue: Equatable {
     }
 }
 
-/// Responsible for: the children of an object node, with copy-on-write storage whose identity
-/// tells when two nodes are the same without comparing them.
+/// Responsible for: the children of an object node: a copy-on-write dictionary held directly
+/// (one allocation per node, so a pass over many children chases one pointer per child), whose
+/// storage identity tells when two nodes are the same without comparing them.
 public struct TreeObject: Sendable {
-    public final class Storage: @unchecked Sendable {
-        public var children: [String: TreeValue]
-        init(_ c: [String: TreeValue]) { children = c }
-    }
-    public private(set) var storage: Storage
+    public private(set) var children: [String: TreeValue]
 
-    public init() { storage = Storage([:]) }
+    public init() { children = [:] }
 
     /// Children as given (null children are dropped).
     public init(_ children: [String: TreeValue]) {
-        storage = Storage(children.filter { !$0.value.isNull })
+        self.children = children.filter { !$0.value.isNull }
     }
 
-    public var count: Int { storage.children.count }
-    public var isEmpty: Bool { storage.children.isEmpty }
-    public var keys: Dictionary<String, TreeValue>.Keys { storage.children.keys }
-    public var children: [String: TreeValue] { storage.children }
+    public var count: Int { children.count }
+    public var isEmpty: Bool { children.isEmpty }
+    public var keys: Dictionary<String, TreeValue>.Keys { children.keys }
 
     @inline(__always)
-    public subscript(key: String) -> TreeValue { storage.children[key] ?? .null }
+    public subscript(key: String) -> TreeValue { children[key] ?? .null }
+
+    /// The address of the children's storage (equal addresses: the same node).
+    @inline(__always)
+    var identity: UnsafeRawPointer { unsafeBitCast(children, to: UnsafeRawPointer.self) }
 
     /// The keys in key order (SEMANTICS.md 15).
-    public func sortedKeys() -> [String] { storage.children.keys.sorted { TreeKey.compare($0, $1) < 0 } }
-
-    @inline(__always)
-    mutating func makeUnique() {
-        if !isKnownUniquelyReferenced(&storage) { storage = Storage(storage.children) }
-    }
+    public func sortedKeys() -> [String] { children.keys.sorted { TreeKey.compare($0, $1) < 0 } }
 
     /// Changes the child under `key` in place (removing it when it becomes null).
     mutating func update(_ key: String, _ body: (inout TreeValue) -> Void) {
-        makeUnique()
-        var remove = false
-        body(&storage.children[key, default: .null])
-        if case .null = storage.children[key]! { remove = true }
-        if remove { storage.children.removeValue(forKey: key) }
+        body(&children[key, default: .null])
+        if case .null = children[key]! { children.removeValue(forKey: key) }
     }
 
     public mutating func set(_ key: String, _ value: TreeValue) {
