@@ -190,4 +190,32 @@ final class DatabaseTests: XCTestCase {
         XCTAssertNil(done.wait(for: 1)[0])
         XCTAssertEqual(read(list)?.childrenCount, 1)
     }
+
+    func testEveryQueryOperatorThroughTheAPI() throws {
+        let scores = ref.child("scores")
+        XCTAssertNil(awaitWrite { scores.setValue(["a": ["s": 1], "b": ["s": 2], "c": ["s": 2], "d": ["s": 3], "e": ["s": "x"], "f": ["t": 1]], withCompletionBlock: $0) })
+        func keys(_ q: DatabaseQuery) -> [String] { read(q)?.childSnapshots.map { $0.key } ?? ["<error>"] }
+        let byS = scores.queryOrdered(byChild: "s")
+        XCTAssertEqual(keys(byS), ["f", "a", "b", "c", "d", "e"])
+        XCTAssertEqual(keys(byS.queryLimited(toFirst: 2)), ["f", "a"])
+        XCTAssertEqual(keys(byS.queryLimited(toLast: 2)), ["d", "e"])
+        XCTAssertEqual(keys(byS.queryStarting(atValue: 2)), ["b", "c", "d", "e"])
+        XCTAssertEqual(keys(byS.queryStarting(atValue: 2, childKey: "c")), ["c", "d", "e"])
+        XCTAssertEqual(keys(byS.queryStarting(afterValue: 2)), ["d", "e"])
+        XCTAssertEqual(keys(byS.queryStarting(afterValue: 2, childKey: "b")), ["c", "d", "e"])
+        XCTAssertEqual(keys(byS.queryEnding(atValue: 2)), ["f", "a", "b", "c"])
+        XCTAssertEqual(keys(byS.queryEnding(atValue: 2, childKey: "b")), ["f", "a", "b"])
+        XCTAssertEqual(keys(byS.queryEnding(beforeValue: 2)), ["f", "a"])
+        XCTAssertEqual(keys(byS.queryEnding(beforeValue: 2, childKey: "c")), ["f", "a", "b"])
+        XCTAssertEqual(keys(byS.queryEqual(toValue: 2)), ["b", "c"])
+        XCTAssertEqual(keys(byS.queryEqual(toValue: 2, childKey: "c")), ["c"])
+        XCTAssertEqual(keys(byS.queryEqual(toValue: nil)), ["f"])
+        XCTAssertEqual(keys(scores.queryOrderedByKey().queryStarting(afterValue: "b").queryEnding(atValue: "d")), ["c", "d"])
+        XCTAssertEqual(keys(scores.queryOrderedByKey().queryEnding(beforeValue: "c")), ["a", "b"])
+        XCTAssertEqual(keys(scores.child("a").parent!.queryOrderedByKey().queryLimited(toLast: 1)), ["f"])
+        let values = ref.child("values")
+        XCTAssertNil(awaitWrite { values.setValue(["x": true, "y": false, "z": 5, "w": "s", "v": ["o": 1]], withCompletionBlock: $0) })
+        XCTAssertEqual(keys(values.queryOrderedByValue()), ["y", "x", "z", "w", "v"])
+        XCTAssertEqual(keys(values.queryOrderedByValue().queryStarting(atValue: true).queryEnding(atValue: 5)), ["x", "z"])
+    }
 }
