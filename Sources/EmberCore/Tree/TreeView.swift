@@ -96,12 +96,20 @@ final class TreeView {
         }
         initialized = true
         known = [:]
-        leaf = node.isLeaf || node.isNull ? node : nil
+        leaf = leafState(node)
         return changes
     }
 
+    /// What a value event shows for a node without children: the leaf itself, except through a
+    /// range or a limit, which show nothing (Firebase filters a leaf to an empty node); nil for
+    /// a node with children.
+    private func leafState(_ node: TreeValue) -> TreeValue? {
+        guard node.object == nil else { return nil }
+        return query.hasRange || query.isLimited ? .null : node
+    }
+
     private func rebuild(_ node: TreeValue, partial: Bool) {
-        leaf = node.isLeaf || node.isNull ? node : nil
+        leaf = leafState(node)
         sortValues = [:]
         cut = nil
         guard case .object(let o) = node else { children = OrderedChildren(); return }
@@ -159,7 +167,8 @@ final class TreeView {
     /// The value a value event shows: the node itself for a plain location, else the children
     /// in the window.
     func valueSnapshot(_ node: TreeValue) -> TreeValue {
-        if query.isDefault || !(node.object != nil) { return node }
+        if query.isDefault { return node }
+        guard node.object != nil else { return leafState(node) ?? .null }
         var d: [String: TreeValue] = [:]
         for (k, _) in windowKeys() { d[k] = node.child(k) }
         return d.isEmpty ? .null : .object(TreeObject(d))
@@ -222,7 +231,7 @@ final class TreeView {
             crossings(oldEdge, newEdge, skip: skip, node: node, removed: &removed, added: &added)
         }
 
-        let newLeaf: TreeValue? = node.isLeaf || node.isNull ? node : nil
+        let newLeaf = leafState(node)
         let leafChanged = newLeaf != nil && (oldLeaf == nil || oldLeaf! != newLeaf!)
         leaf = newLeaf
 

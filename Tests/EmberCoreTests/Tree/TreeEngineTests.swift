@@ -158,4 +158,13 @@ final class TreeEngineTests: XCTestCase {
         try client.settle()
         XCTAssertEqual(log.all, ["value null", "value 5", "value \"x\""])
     }
+
+    func testAFilteredQueryOnALeafShowsNothing() throws {
+        try client.treeWrite([setOp("leaf2", 5)])
+        try client.settle()
+        let log = TreeLog()
+        try client.watch("leaf2", try TreeQuery().limit(2, .first), [.value], into: log)
+        try client.watch("leaf2", try TreeQuery().orderBy(.value), [.value], into: log)
+        XCTAssertEqual(log.wait(for: 2).sorted(), ["value 5", "value null"])
+    }
 }
