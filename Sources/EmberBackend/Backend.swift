@@ -74,6 +74,11 @@ public final class Backend: @unchecked Sendable {
                     after.append(nil)
                 }
                 if let result = try m.applyAtBackend(to: after[i] ?? before[i], commitTime: version) {
+                    // A set was checked whole by the client; a patch or transform can grow the
+                    // stored document past the limits, which only the merged result shows.
+                    if result.exists, !m.transforms.isEmpty || m.isPatch {
+                        try DocumentLimits.validate(key: m.key, data: result.data)
+                    }
                     after[i] = result
                 }
             }

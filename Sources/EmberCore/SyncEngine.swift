@@ -310,6 +310,7 @@ final class SyncEngine: BackendClient {
     }
 
     func count(_ query: Query, completion: @escaping (Result<Int, EmberError>) -> Void) {
+        do { try query.validateForExecution() } catch { return completion(.failure(error as! EmberError)) }
         guard networkEnabled else {
             return completion(.failure(EmberError(.unavailable, "Failed to count: aggregate queries need the backend and the client is offline.")))
         }
@@ -321,7 +322,11 @@ final class SyncEngine: BackendClient {
     func close() {
         guard !closed else { return }
         closed = true
-        for t in targets.values { stopBackendListen(t) }
+        for t in targets.values {
+            stopBackendListen(t)
+            for l in t.listeners { l.token.end() }
+        }
+        listenerTargets.removeAll()
         targets.removeAll()
         index = TargetIndex()
         connection?.disconnect()

@@ -7,14 +7,22 @@ public struct ResourcePath: Hashable, Sendable, CustomStringConvertible {
 
     public init(segments: [String]) { self.segments = segments }
 
-    /// Parses and validates a path: no empty segments, ids valid, at most 1,500 bytes.
-    /// Leading and trailing slashes are not allowed (Firestore rejects "//" and empty segments).
+    /// Parses and validates a path: ids valid, at most 1,500 bytes. As in the Firebase Apple and
+    /// C++ SDKs, one leading and one trailing slash are ignored ("/cities/SF/" is "cities/SF"),
+    /// while "//" inside a path and a path of slashes only are errors.
     public init(parsing string: String) throws {
         if string.isEmpty { throw EmberError.invalidArgument("Invalid path '': a path must be a non-empty string") }
         if string.utf8.count > ResourcePath.maxBytes {
             throw EmberError.invalidArgument("Invalid path: longer than \(ResourcePath.maxBytes) bytes")
         }
-        let parts = string.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+        if string.contains("//") {
+            throw EmberError.invalidArgument("Invalid path (\(string)). Paths must not contain // in them.")
+        }
+        var body = Substring(string)
+        if body.first == "/" { body = body.dropFirst() }
+        if body.last == "/" { body = body.dropLast() }
+        if body.isEmpty { throw EmberError.invalidArgument("Invalid path '\(string)': empty segment") }
+        let parts = body.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
         for part in parts {
             try ResourcePath.validateSegment(part, in: string)
         }
