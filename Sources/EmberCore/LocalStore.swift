@@ -20,7 +20,7 @@ final class LocalStore {
     private var pendingHead = 0
     private var batchesByKey: [DocumentKey: [Int64]] = [:]
     private var overlays: [DocumentKey: Document] = [:]
-    private var overlaysByCollection: [ResourcePath: Set<DocumentKey>] = [:]
+    private var overlaysByCollection: [ParentKey: Set<DocumentKey>] = [:]
     private var nextBatchId: Int64
 
     init(persistence: Persistence) {
@@ -130,7 +130,7 @@ final class LocalStore {
     private func recomputeOverlay(_ key: DocumentKey) {
         guard let ids = batchesByKey[key] else {
             if overlays.removeValue(forKey: key) != nil {
-                let parent = key.collectionPath   // (built once: each call allocates)
+                let parent = ParentKey(of: key)
                 overlaysByCollection[parent]?.remove(key)
                 if overlaysByCollection[parent]?.isEmpty == true { overlaysByCollection[parent] = nil }
             }
@@ -147,9 +147,9 @@ final class LocalStore {
     /// Keeps `doc` as the overlay of `key` when it carries local mutations, else drops the overlay.
     private func storeOverlay(_ doc: Document?, for key: DocumentKey) {
         if let d = doc, d.hasLocalMutations {
-            if overlays.updateValue(d, forKey: key) == nil { overlaysByCollection[key.collectionPath, default: []].insert(key) }
+            if overlays.updateValue(d, forKey: key) == nil { overlaysByCollection[ParentKey(of: key), default: []].insert(key) }
         } else if overlays.removeValue(forKey: key) != nil {
-            overlaysByCollection[key.collectionPath]?.remove(key)
+            overlaysByCollection[ParentKey(of: key)]?.remove(key)
         }
     }
 
@@ -173,7 +173,7 @@ final class LocalStore {
             }
         } else {
             cached = remote.documents(in: query.path)
-            for k in overlaysByCollection[query.path] ?? [] {
+            for k in overlaysByCollection[ParentKey(query.path)] ?? [] {
                 seen.insert(k)
                 if let d = overlays[k], query.matches(d, orderBy: order) { out.append(d) }
             }

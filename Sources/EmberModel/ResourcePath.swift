@@ -60,7 +60,7 @@ public struct ResourcePath: Hashable, Sendable, CustomStringConvertible {
         while i > 0 {
             i -= 1
             let x = a.segments[i], y = b.segments[i]
-            if x.utf8.count != y.utf8.count || compareUTF8(x, y) != 0 { return false }
+            if !equalUTF8(x, y) { return false }
         }
         return true
     }
@@ -92,8 +92,15 @@ public struct ResourcePath: Hashable, Sendable, CustomStringConvertible {
     }
 }
 
+/// The hash of the first `count` segments (by their UTF-8 bytes), as one Int.
+func hashUTF8Segments(_ segments: [String], count: Int) -> Int {
+    var h = Hasher()
+    hashUTF8Segments(segments[..<count], into: &h)
+    return h.finalize()
+}
+
 /// Hashes segments by their UTF-8 bytes (consistent with comparing them with `compareUTF8`).
-func hashUTF8Segments(_ segments: [String], into hasher: inout Hasher) {
+func hashUTF8Segments<S: Collection>(_ segments: S, into hasher: inout Hasher) where S.Element == String {
     hasher.combine(segments.count)
     for segment in segments {
         var s = segment
@@ -108,12 +115,17 @@ func hashUTF8Segments(_ segments: [String], into hasher: inout Hasher) {
 ///     key.collectionPath.canonical == "cities"; key.id == "SF"
 public struct DocumentKey: Hashable, Comparable, Sendable, CustomStringConvertible {
     public let path: ResourcePath
+    /// The path's hash and its collection's hash, computed once: a key is hashed many times on
+    /// its way through the stores, overlays and views (hashing its bytes each time dominated bulk
+    /// writes), and `ParentKey(of:)` finds its collection without building the parent path.
+    private let hashCode: Int
+    let parentHash: Int
 
     public init(path: ResourcePath) throws {
         guard path.isDocumentPath else {
             throw EmberError.invalidArgument("Invalid document path '\(path.canonical)': a document path needs an even number of segments, this one has \(path.count)")
         }
-        self.path = path
+        self.init(unchecked: path)
     }
 
     public init(parsing string: String) throws {
@@ -121,7 +133,21 @@ public struct DocumentKey: Hashable, Comparable, Sendable, CustomStringConvertib
     }
 
     /// For keys known valid (built from a valid collection path and id).
-    public init(unchecked path: ResourcePath) { self.path = path }
+    public init(unchecked path: ResourcePath) {
+        self.path = path
+        let parent = hashUTF8Segments(path.segments, count: path.count - 1)
+        var h = Hasher()
+        h.combine(parent)
+        var last = path.segments[path.count - 1]
+        last.withUTF8 { h.combine(bytes: UnsafeRawBufferPointer($0)) }
+        parentHash = parent
+        hashCode = h.finalize()
+    }
+
+    public static func == (a: DocumentKey, b: DocumentKey) -> Bool {
+        a.hashCode == b.hashCode && a.path == b.path
+    }
+    public func hash(into hasher: inout Hasher) { hasher.combine(hashCode) }
 
     public var id: String { path.last }
     public var collectionPath: ResourcePath { path.parent! }
@@ -129,4 +155,41 @@ public struct DocumentKey: Hashable, Comparable, Sendable, CustomStringConvertib
     public var description: String { path.canonical }
 
     public static func < (a: DocumentKey, b: DocumentKey) -> Bool { a.path.compare(b.path) < 0 }
+}
+
+/// Responsible for: naming a collection as a dictionary key, built from a collection path or
+/// straight from a document key without allocating the key's parent path (stores, overlays and
+/// target indexes look up a written key's collection on every write).
+///
+///     byCollection[ParentKey(query.path)] = ...; byCollection[ParentKey(of: key)]
+public struct ParentKey: Hashable, Sendable {
+    private let segments: [String]
+    private let count: Int
+    private let hashCode: Int
+
+    public init(_ collection: ResourcePath) {
+        segments = collection.segments
+        count = collection.count
+        hashCode = hashUTF8Segments(segments, count: count)
+    }
+
+    public init(of key: DocumentKey) {
+        segments = key.path.segments
+        count = segments.count - 1
+        hashCode = key.parentHash
+    }
+
+    public var path: ResourcePath { ResourcePath(segments: Array(segments[..<count])) }
+
+    public static func == (a: ParentKey, b: ParentKey) -> Bool {
+        guard a.hashCode == b.hashCode, a.count == b.count else { return false }
+        var i = a.count
+        while i > 0 {
+            i -= 1
+            let x = a.segments[i], y = b.segments[i]
+            if !equalUTF8(x, y) { return false }
+        }
+        return true
+    }
+    public func hash(into hasher: inout Hasher) { hasher.combine(hashCode) }
 }
