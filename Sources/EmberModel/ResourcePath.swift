@@ -83,12 +83,17 @@ public struct ResourcePath: Hashable, Sendable, CustomStringConvertible {
 
     /// -1, 0, 1: segment by segment, each by UTF-8 bytes; a prefix sorts first.
     public func compare(_ other: ResourcePath) -> Int {
-        let n = min(segments.count, other.segments.count)
-        for i in 0..<n {
-            let c = compareUTF8(segments[i], other.segments[i])
-            if c != 0 { return c }
+        segments.withUnsafeBufferPointer { pa in
+            other.segments.withUnsafeBufferPointer { pb in
+                if pa.baseAddress == pb.baseAddress { return 0 }
+                let n = min(pa.count, pb.count)
+                for i in 0..<n {
+                    let c = compareUTF8(pa[i], pb[i])
+                    if c != 0 { return c }
+                }
+                return pa.count < pb.count ? -1 : (pa.count > pb.count ? 1 : 0)
+            }
         }
-        return segments.count < other.segments.count ? -1 : (segments.count > other.segments.count ? 1 : 0)
     }
 }
 
