@@ -83,8 +83,11 @@ final class View {
                 }
             }
         }
-        dirtyKeys.removeAll(keepingCapacity: true)
-        dirtySet.removeAll(keepingCapacity: true)
+        // A view that changes one document at a time (every document listener's) gives its
+        // buffers back: thousands of idle listeners would otherwise each keep two allocations.
+        let keep = dirtyKeys.count > 16
+        dirtyKeys.removeAll(keepingCapacity: keep)
+        dirtySet.removeAll(keepingCapacity: keep)
         let syncChanged = fromCache != lastFromCache
         if changes.isEmpty && !syncChanged && hasSnapshot { return nil }
         let indexedChanges = indexed(changes)

@@ -1,29 +1,42 @@
 /// Responsible for: an ordered list of documents that snapshots can share with the view that
-/// keeps changing it. The documents live in chunks of at most `2 * chunkSize`; a copy of the list
-/// shares every chunk, and a change copies only the chunk it touches (plus the small array of
-/// chunk references). So handing a 1,000-document result to a listener and then changing one
-/// document costs one chunk, not the whole result (Firestore's SortedSet is a persistent tree for
-/// the same reason).
+/// keeps changing it. A large list lives in chunks of at most `2 * chunkSize` documents; a copy
+/// of the list shares every chunk, and a change copies only the chunk it touches (plus the small
+/// array of chunk references). So handing a 1,000-document result to a listener and then changing
+/// one document costs one chunk, not the whole result (Firestore's SortedSet is a persistent tree
+/// for the same reason). A list of up to `2 * chunkSize` documents is one plain array: copying
+/// that is cheap, and the list then costs what an array costs (a document listener's view holds a
+/// few such lists, and listeners are counted in the thousands).
 ///
 ///     var list = DocumentList(docs); let snapshot = list; list.insert(d, at: 3)   // snapshot unchanged
 public struct DocumentList: RandomAccessCollection, @unchecked Sendable {
-    /// A chunk is changed only while this list holds the only reference to it, so a chunk that
-    /// two lists share is never written: that is what makes sharing across threads safe.
+    /// A chunk (and the chunk index) is changed only while this list holds the only reference to
+    /// it, so what two lists share is never written: that is what makes sharing across threads safe.
     final class Chunk {
         var docs: [Document]
         init(_ docs: [Document]) { self.docs = docs }
     }
 
+    final class Chunks {
+        var chunks: [Chunk]
+        /// `starts[c]`: the list index of chunk c's first document.
+        var starts: [Int]
+        var count: Int
+        init(chunks: [Chunk], starts: [Int], count: Int) { self.chunks = chunks; self.starts = starts; self.count = count }
+        func copy() -> Chunks { Chunks(chunks: chunks, starts: starts, count: count) }
+    }
+
     static let chunkSize = 64
-    private var chunks: [Chunk] = []
-    /// `starts[c]`: the list index of chunk c's first document.
-    private var starts: [Int] = []
-    public private(set) var count = 0
+    /// The documents while the list is small (`big` is nil).
+    private var flat: [Document] = []
+    private var big: Chunks?
 
     public init() {}
 
+    /// One array when `docs` is small, else chunks of `chunkSize`.
     public init<S: Sequence>(_ docs: S) where S.Element == Document {
         let all = Array(docs)
+        if all.count <= 2 * DocumentList.chunkSize { flat = all; return }
+        var chunks: [Chunk] = [], starts: [Int] = []
         var i = 0
         while i < all.count {
             let n = Swift.min(DocumentList.chunkSize, all.count - i)
@@ -31,24 +44,26 @@ public struct DocumentList: RandomAccessCollection, @unchecked Sendable {
             chunks.append(Chunk(Array(all[i..<(i + n)])))
             i += n
         }
-        count = all.count
+        big = Chunks(chunks: chunks, starts: starts, count: all.count)
     }
 
+    public var count: Int { big?.count ?? flat.count }
     public var startIndex: Int { 0 }
     public var endIndex: Int { count }
 
     public subscript(i: Int) -> Document {
-        let c = chunkIndex(of: i)
-        return chunks[c].docs[i - starts[c]]
+        guard let b = big else { return flat[i] }
+        let c = DocumentList.chunkIndex(of: i, in: b)
+        return b.chunks[c].docs[i - b.starts[c]]
     }
 
     /// The chunk holding list index `i` (0 <= i < count).
     @inline(__always)
-    private func chunkIndex(of i: Int) -> Int {
-        var lo = 0, hi = chunks.count - 1
+    private static func chunkIndex(of i: Int, in b: Chunks) -> Int {
+        var lo = 0, hi = b.chunks.count - 1
         while lo < hi {
             let mid = (lo + hi + 1) >> 1
-            if starts[mid] <= i { lo = mid } else { hi = mid - 1 }
+            if b.starts[mid] <= i { lo = mid } else { hi = mid - 1 }
         }
         return lo
     }
@@ -56,76 +71,81 @@ public struct DocumentList: RandomAccessCollection, @unchecked Sendable {
     /// The first index whose document is not `before` (`before` must be true for a prefix of the
     /// list and false after it): a binary search over chunks, then inside one chunk.
     public func partitionIndex(_ before: (Document) -> Bool) -> Int {
-        var lo = 0, hi = chunks.count
+        guard let b = big else { return DocumentList.partition(flat, before) }
+        var lo = 0, hi = b.chunks.count
         while lo < hi {   // first chunk whose last document is not before
             let mid = (lo + hi) >> 1
-            if before(chunks[mid].docs[chunks[mid].docs.count - 1]) { lo = mid + 1 } else { hi = mid }
+            if before(b.chunks[mid].docs[b.chunks[mid].docs.count - 1]) { lo = mid + 1 } else { hi = mid }
         }
-        if lo == chunks.count { return count }
-        let docs = chunks[lo].docs
+        if lo == b.chunks.count { return b.count }
+        return b.starts[lo] + DocumentList.partition(b.chunks[lo].docs, before)
+    }
+
+    private static func partition(_ docs: [Document], _ before: (Document) -> Bool) -> Int {
         var a = 0, b = docs.count
         while a < b {
             let mid = (a + b) >> 1
             if before(docs[mid]) { a = mid + 1 } else { b = mid }
         }
-        return starts[lo] + a
+        return a
     }
 
     // MARK: changes (each copies at most the chunk it touches)
 
-    private mutating func uniqueChunk(_ c: Int) {
-        if !isKnownUniquelyReferenced(&chunks[c]) { chunks[c] = Chunk(chunks[c].docs) }
-    }
-
-    private mutating func shiftStarts(after c: Int, by delta: Int) {
-        var k = c + 1
-        while k < starts.count { starts[k] += delta; k += 1 }
+    /// The chunk index, made unique to this list, and chunk `c` in it made unique too.
+    private mutating func uniqueChunk(_ c: Int) -> Chunks {
+        if !isKnownUniquelyReferenced(&big!) { big = big!.copy() }
+        let b = big!
+        if !isKnownUniquelyReferenced(&b.chunks[c]) { b.chunks[c] = Chunk(b.chunks[c].docs) }
+        return b
     }
 
     public mutating func replace(at i: Int, with doc: Document) {
-        let c = chunkIndex(of: i)
-        uniqueChunk(c)
-        chunks[c].docs[i - starts[c]] = doc
+        guard let b0 = big else { flat[i] = doc; return }
+        let c = DocumentList.chunkIndex(of: i, in: b0)
+        let b = uniqueChunk(c)
+        b.chunks[c].docs[i - b.starts[c]] = doc
     }
 
     public mutating func insert(_ doc: Document, at i: Int) {
         precondition(i >= 0 && i <= count, "DocumentList index out of range")
-        if chunks.isEmpty {
-            chunks = [Chunk([doc])]
-            starts = [0]
-            count = 1
+        guard let b0 = big else {
+            flat.insert(doc, at: i)
+            if flat.count > 2 * DocumentList.chunkSize { self = DocumentList(flat) }   // now chunks
             return
         }
-        let c = i == count ? chunks.count - 1 : chunkIndex(of: i)
-        uniqueChunk(c)
-        chunks[c].docs.insert(doc, at: i - starts[c])
-        count += 1
-        shiftStarts(after: c, by: 1)
-        if chunks[c].docs.count > 2 * DocumentList.chunkSize {
-            let docs = chunks[c].docs
+        let c = i == b0.count ? b0.chunks.count - 1 : DocumentList.chunkIndex(of: i, in: b0)
+        let b = uniqueChunk(c)
+        b.chunks[c].docs.insert(doc, at: i - b.starts[c])
+        b.count += 1
+        for k in (c + 1)..<b.starts.count { b.starts[k] += 1 }
+        if b.chunks[c].docs.count > 2 * DocumentList.chunkSize {
+            let docs = b.chunks[c].docs
             let half = docs.count / 2
-            chunks[c] = Chunk(Array(docs[..<half]))
-            chunks.insert(Chunk(Array(docs[half...])), at: c + 1)
-            starts.insert(starts[c] + half, at: c + 1)
+            b.chunks[c] = Chunk(Array(docs[..<half]))
+            b.chunks.insert(Chunk(Array(docs[half...])), at: c + 1)
+            b.starts.insert(b.starts[c] + half, at: c + 1)
         }
     }
 
     @discardableResult
     public mutating func remove(at i: Int) -> Document {
         precondition(i >= 0 && i < count, "DocumentList index out of range")
-        let c = chunkIndex(of: i)
-        uniqueChunk(c)
-        let doc = chunks[c].docs.remove(at: i - starts[c])
-        count -= 1
-        shiftStarts(after: c, by: -1)
-        if chunks[c].docs.isEmpty {
-            chunks.remove(at: c)
-            starts.remove(at: c)
+        guard let b0 = big else { return flat.remove(at: i) }
+        let c = DocumentList.chunkIndex(of: i, in: b0)
+        let b = uniqueChunk(c)
+        let doc = b.chunks[c].docs.remove(at: i - b.starts[c])
+        b.count -= 1
+        for k in (c + 1)..<b.starts.count { b.starts[k] -= 1 }
+        if b.chunks[c].docs.isEmpty {
+            b.chunks.remove(at: c)
+            b.starts.remove(at: c)
         }
+        if b.count <= DocumentList.chunkSize { self = DocumentList(Array(self)) }   // back to one array
         return doc
     }
 
-    /// The first `n` or last `n` documents as a list of their own (shares whole chunks).
+    /// The first `n` or last `n` documents as a list of their own.
     public func prefix(count n: Int) -> DocumentList { n >= count ? self : DocumentList(self[..<n]) }
     public func suffix(count n: Int) -> DocumentList { n >= count ? self : DocumentList(self[(count - n)...]) }
 }

@@ -120,11 +120,13 @@ func hashUTF8Segments<S: Collection>(_ segments: S, into hasher: inout Hasher) w
 ///     key.collectionPath.canonical == "cities"; key.id == "SF"
 public struct DocumentKey: Hashable, Comparable, Sendable, CustomStringConvertible {
     public let path: ResourcePath
-    /// The path's hash and its collection's hash, computed once: a key is hashed many times on
-    /// its way through the stores, overlays and views (hashing its bytes each time dominated bulk
-    /// writes), and `ParentKey(of:)` finds its collection without building the parent path.
+    /// Computed once: the collection's 32-bit hash in the high half, the id's in the low half.
+    /// A key is hashed many times on its way through the stores, overlays and views (hashing its
+    /// bytes each time dominated bulk writes), and `ParentKey(of:)` takes the collection's hash
+    /// from the high half without building the parent path. (16 bytes a key: keys fill the
+    /// dictionaries a listener costs.)
     private let hashCode: Int
-    let parentHash: Int
+    var parentHash: Int { Int(UInt64(bitPattern: Int64(hashCode)) >> 32) }
 
     public init(path: ResourcePath) throws {
         guard path.isDocumentPath else {
@@ -140,13 +142,12 @@ public struct DocumentKey: Hashable, Comparable, Sendable, CustomStringConvertib
     /// For keys known valid (built from a valid collection path and id).
     public init(unchecked path: ResourcePath) {
         self.path = path
-        let parent = hashUTF8Segments(path.segments, count: path.count - 1)
+        let parent = UInt64(bitPattern: Int64(hashUTF8Segments(path.segments, count: path.count - 1))) >> 32
         var h = Hasher()
-        h.combine(parent)
         var last = path.segments[path.count - 1]
         last.withUTF8 { h.combine(bytes: UnsafeRawBufferPointer($0)) }
-        parentHash = parent
-        hashCode = h.finalize()
+        let id = UInt64(bitPattern: Int64(h.finalize())) & 0xFFFF_FFFF
+        hashCode = Int(Int64(bitPattern: parent << 32 | id))
     }
 
     public static func == (a: DocumentKey, b: DocumentKey) -> Bool {
@@ -175,7 +176,7 @@ public struct ParentKey: Hashable, Sendable {
     public init(_ collection: ResourcePath) {
         segments = collection.segments
         count = collection.count
-        hashCode = hashUTF8Segments(segments, count: count)
+        hashCode = Int(UInt64(bitPattern: Int64(hashUTF8Segments(segments, count: count))) >> 32)   // as DocumentKey.parentHash
     }
 
     public init(of key: DocumentKey) {
