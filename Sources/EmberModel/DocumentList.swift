@@ -101,20 +101,20 @@ public struct DocumentList: RandomAccessCollection, @unchecked Sendable {
     }
 
     public mutating func replace(at i: Int, with doc: Document) {
-        guard let b0 = big else { flat[i] = doc; return }
-        let c = DocumentList.chunkIndex(of: i, in: b0)
+        if big == nil { flat[i] = doc; return }
+        let c = DocumentList.chunkIndex(of: i, in: big!)   // (no binding: it would make the index look shared)
         let b = uniqueChunk(c)
         b.chunks[c].docs[i - b.starts[c]] = doc
     }
 
     public mutating func insert(_ doc: Document, at i: Int) {
         precondition(i >= 0 && i <= count, "DocumentList index out of range")
-        guard let b0 = big else {
+        if big == nil {
             flat.insert(doc, at: i)
             if flat.count > 2 * DocumentList.chunkSize { self = DocumentList(flat) }   // now chunks
             return
         }
-        let c = i == b0.count ? b0.chunks.count - 1 : DocumentList.chunkIndex(of: i, in: b0)
+        let c = i == big!.count ? big!.chunks.count - 1 : DocumentList.chunkIndex(of: i, in: big!)
         let b = uniqueChunk(c)
         b.chunks[c].docs.insert(doc, at: i - b.starts[c])
         b.count += 1
@@ -131,8 +131,8 @@ public struct DocumentList: RandomAccessCollection, @unchecked Sendable {
     @discardableResult
     public mutating func remove(at i: Int) -> Document {
         precondition(i >= 0 && i < count, "DocumentList index out of range")
-        guard let b0 = big else { return flat.remove(at: i) }
-        let c = DocumentList.chunkIndex(of: i, in: b0)
+        if big == nil { return flat.remove(at: i) }
+        let c = DocumentList.chunkIndex(of: i, in: big!)
         let b = uniqueChunk(c)
         let doc = b.chunks[c].docs.remove(at: i - b.starts[c])
         b.count -= 1
