@@ -20,6 +20,8 @@ public struct EmberOptions: Sendable {
     /// Collector timing (the threshold comes from `cacheSizeBytes`).
     public var gcInitialDelay: Double = 60
     public var gcInterval: Double = 300
+    /// Whether the client starts online (false: pending writes wait for `enableNetwork`).
+    public var networkEnabled: Bool = true
 
     public static let defaultCacheSizeBytes = GarbageCollectionSettings.defaultCacheSizeBytes
     public static let minimumCacheSizeBytes = GarbageCollectionSettings.minimumCacheSizeBytes
@@ -48,12 +50,12 @@ extension EmberClient {
         try options.gcSettings.validate()
         guard let path = options.path else {
             let p = MemoryPersistence()
-            self.init(persistence: p, backend: Backend(persistence: p), gc: options.gcSettings)
+            self.init(persistence: p, backend: Backend(persistence: p), gc: options.gcSettings, networkEnabled: options.networkEnabled)
             return
         }
         let file = try SQLitePersistence(path: path, synchronous: options.synchronous)
         let cache: Persistence = options.persistence ? file : MemoryPersistence()
-        self.init(persistence: cache, backend: Backend(persistence: file), gc: options.gcSettings)
+        self.init(persistence: cache, backend: Backend(persistence: file), gc: options.gcSettings, networkEnabled: options.networkEnabled)
         adopt(file)
     }
 

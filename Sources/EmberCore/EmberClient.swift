@@ -29,11 +29,12 @@ public final class EmberClient: @unchecked Sendable {
     }
 
     /// A client of `backend` (several clients may share one backend) caching in `persistence`.
-    public init(persistence: Persistence, backend: Backend, gc: GarbageCollectionSettings = GarbageCollectionSettings()) {
+    public init(persistence: Persistence, backend: Backend, gc: GarbageCollectionSettings = GarbageCollectionSettings(),
+                networkEnabled: Bool = true) {
         self.persistence = persistence
         self.backend = backend
         self.engine = SyncEngine(worker: worker, events: events, persistence: persistence, gc: gc)
-        worker.sync { engine.start(backend: backend) }
+        worker.sync { engine.start(backend: backend, networkEnabled: networkEnabled) }
     }
 
     public var closed: Bool { stateLock.withLock { isClosed } }

@@ -48,7 +48,11 @@ final class SyncEngine: BackendClient {
     }
 
     /// Connects to the backend and sends writes left pending from before. Worker only.
-    func start(backend: Backend) {
+    func start(backend: Backend, networkEnabled: Bool = true) {
+        if !networkEnabled {
+            self.networkEnabled = false
+            onlineState = .offline
+        }
         connection = backend.connect(client: self, queue: worker, clientPersistence: local.persistence)
         sendPendingWrites()
         schedulePeriodicCollection(after: gc.initialDelay)
