@@ -21,12 +21,26 @@ struct IndexPlan {
     /// Equality prefixes beyond this many are not worth separate lookups.
     static let maxPrefixes = 256
 
-    static func best(_ indexes: [(Int64, IndexDefinition)], _ filters: [FieldFilter]) -> IndexPlan? {
+    /// `orderBy`: the query's order-by fields (a matching document has each of them).
+    static func best(_ indexes: [(Int64, IndexDefinition)], _ filters: [FieldFilter], orderBy: [FieldPath] = []) -> IndexPlan? {
         var best: IndexPlan?
-        for (id, def) in indexes {
+        for (id, def) in indexes where covers(def, filters, orderBy) {
             if let p = plan(id, def, filters), p.score > (best?.score ?? 0) { best = p }
         }
         return best
+    }
+
+    /// An index holds only documents that have every one of its fields (a non-empty array for a
+    /// CONTAINS field), so it may serve a query only when every document the query matches does:
+    /// each field is filtered on (every field filter requires the field) or ordered by, and each
+    /// CONTAINS field is filtered with array-contains(-any).
+    static func covers(_ def: IndexDefinition, _ filters: [FieldFilter], _ orderBy: [FieldPath]) -> Bool {
+        def.fields.allSatisfy { f in
+            if f.kind == .contains {
+                return filters.contains { $0.field == f.path && ($0.op == .arrayContains || $0.op == .arrayContainsAny) }
+            }
+            return filters.contains { $0.field == f.path } || orderBy.contains(f.path)
+        }
     }
 
     static func plan(_ id: Int64, _ def: IndexDefinition, _ filters: [FieldFilter]) -> IndexPlan? {

@@ -147,7 +147,7 @@ final class SQLiteIndexManager: IndexManager {
     func candidates(for query: Query, store: SQLiteDocumentStore, in db: SQLiteDatabase) throws -> [Document] {
         let group = query.collectionGroup ?? query.path.last
         let conjuncts = SQLiteIndexManager.conjuncts(query.filters)
-        if let entries = byGroup[group], let plan = IndexPlan.best(entries.map { ($0.id, $0.def) }, conjuncts) {
+        if let entries = byGroup[group], let plan = IndexPlan.best(entries.map { ($0.id, $0.def) }, conjuncts, orderBy: query.normalizedOrderBy.map { $0.field }) {
             let docs = try read(plan, collection: query.collectionGroup == nil ? query.path.canonical : nil, store: store, in: db)
             _lastRead = IndexReadStats(usedIndex: plan.definition, documentsRead: docs.count)
             return docs
