@@ -22,7 +22,7 @@ let package = Package(
         .target(name: "Ember", dependencies: ["EmberCore"], swiftSettings: swift5),
         .executableTarget(name: "EmberDemo", dependencies: ["Ember"], swiftSettings: swift5),
         .executableTarget(name: "EmberCrashWriter", dependencies: ["EmberCore"], swiftSettings: swift5),
-        .executableTarget(name: "EmberBench", dependencies: ["Ember", "EmberCore"], path: "bench/swift", swiftSettings: swift5),
+        .executableTarget(name: "EmberBench", dependencies: ["Ember", "EmberCore", "EmberStorage"], path: "bench/swift", swiftSettings: swift5),
         .testTarget(name: "EmberModelTests", dependencies: ["EmberModel"], swiftSettings: swift5),
         .testTarget(name: "EmberStorageTests", dependencies: ["EmberStorage", "EmberCore"], swiftSettings: swift5),
         .testTarget(name: "EmberBackendTests", dependencies: ["EmberBackend"], swiftSettings: swift5),

@@ -84,6 +84,7 @@ public final class SQLitePersistence: Persistence {
         if version > SQLitePersistence.schemaVersion {
             throw EmberError(.failedPrecondition, "The database '\(path)' was written by a newer Ember (schema \(version)).")
         }
+        if version == SQLitePersistence.schemaVersion { return }   // reopening: nothing to write
         let docs = { (t: String) in """
             CREATE TABLE IF NOT EXISTS \(t)(parent TEXT NOT NULL, id TEXT NOT NULL, grp TEXT NOT NULL,
               present INTEGER NOT NULL, version INTEGER NOT NULL, create_time INTEGER NOT NULL,
