@@ -152,6 +152,21 @@ func measureCachedQuery(_ n: Int, runs: Int) throws -> CachedQueryResult {
     try client.setIndexConfiguration(json: #"{"indexes":[{"collectionGroup":"users","queryScope":"COLLECTION","fields":[{"fieldPath":"group","order":"ASCENDING"}]}]}"#)
     let (indexed, returned2) = try time()
     guard returned == returned2 else { throw BenchFailure(description: "index and scan disagree: \(returned2) vs \(returned)") }
+    if getenvString("DIAG") == "1" {
+        // Diagnostic: where the scan's time goes (the store alone, then the engine on top).
+        let p = try SQLitePersistence(path: benchDirectory() + "/diag.ember")
+        p.runTransaction("fill") { for j in 0..<n { p.remoteDocuments.put(Document(key: benchKey("users", j), data: benchDoc(j, seq: j), version: 1, createTime: 1, updateTime: 1)) } }
+        for _ in 0..<3 {
+            let t0 = monoNs()
+            let docs = p.remoteDocuments.documents(in: ResourcePath(segments: ["users"]))
+            let t1 = monoNs()
+            let m = docs.filter { q.matches($0) }.count
+            let t2 = monoNs()
+            print("     diag: store scan \(docs.count) docs \(fmt(Double(t1 - t0) / 1e6)) ms, filter \(m) \(fmt(Double(t2 - t1) / 1e6)) ms")
+        }
+        p.close()
+        try? EmberClient.clearPersistence(path: benchDirectory() + "/diag.ember")
+    }
     return CachedQueryResult(scanMs: scan, indexedMs: indexed, returned: returned, indexUsed: client.lastIndexRead?.usedIndex != nil)
 }
 
