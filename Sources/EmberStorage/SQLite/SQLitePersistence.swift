@@ -63,7 +63,9 @@ public final class SQLitePersistence: Persistence {
             try db.exec("PRAGMA busy_timeout=0")
             // Reading the schema is where SQLite notices a file that is not a database.
             _ = try db.scalarInt("SELECT count(*) FROM sqlite_master")
-            try db.exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=\(synchronous.rawValue); PRAGMA cache_size=-16384; PRAGMA temp_store=MEMORY")
+            // Exclusive locking: the lock file already keeps other instances out, so SQLite need
+            // not take file locks per statement, and the WAL index lives in memory (no -shm).
+            try db.exec("PRAGMA locking_mode=EXCLUSIVE; PRAGMA journal_mode=WAL; PRAGMA synchronous=\(synchronous.rawValue); PRAGMA cache_size=-16384; PRAGMA temp_store=MEMORY")
             try createSchema()
             _backend = SQLiteDocumentStore(persistence: self, table: "backend_docs", indexes: nil)
             _indexes = try SQLiteIndexManager(persistence: self)
