@@ -117,7 +117,7 @@ final class LocalStore {
         changed.reserveCapacity(docs.count)
         persistence.runTransaction("apply remote") {
             for d in docs {
-                if let cached = remote.get(d.key), cached.version > d.version { continue }
+                if let cached = remote.version(of: d.key), cached > d.version { continue }
                 remote.put(d)
                 changed.append(d.key)
             }

@@ -34,6 +34,8 @@ public protocol Persistence: AnyObject {
 /// with the bookkeeping a bounded cache needs (sizes and least-recently-used order).
 public protocol DocumentStore: AnyObject {
     func get(_ key: DocumentKey) -> Document?
+    /// The version of the entry at `key` (nil when none), without reading its fields.
+    func version(of key: DocumentKey) -> Int64?
     /// Inserts or replaces the entry for `doc.key` (a tombstone when `doc.exists` is false).
     func put(_ doc: Document)
     func remove(_ key: DocumentKey)
@@ -57,6 +59,7 @@ public protocol DocumentStore: AnyObject {
 }
 
 extension DocumentStore {
+    public func version(of key: DocumentKey) -> Int64? { get(key)?.version }
     public func documents(matching query: Query) -> [Document] {
         if let g = query.collectionGroup { return documents(inGroup: g) }
         return documents(in: query.path)

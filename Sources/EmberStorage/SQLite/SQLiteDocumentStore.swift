@@ -46,6 +46,16 @@ final class SQLiteDocumentStore: DocumentStore {
         }
     }
 
+    func version(of key: DocumentKey) -> Int64? {
+        persistence.access(nil) { db in
+            let st = try db.statement("SELECT version FROM \(table) WHERE parent = ? AND id = ?")
+            defer { st.reset() }
+            st.bind(1, key.collectionPath.canonical)
+            st.bind(2, key.id)
+            return try st.step() ? st.int(0) : nil
+        }
+    }
+
     func put(_ doc: Document) {
         persistence.access(()) { db in
             let st = try db.statement("INSERT OR REPLACE INTO \(table)(parent, id, grp, present, version, create_time, update_time, data, size, seq) VALUES(?,?,?,?,?,?,?,?,?,?)")
