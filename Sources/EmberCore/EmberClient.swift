@@ -19,6 +19,8 @@ public final class EmberClient: @unchecked Sendable {
     let persistence: Persistence
     private let stateLock = Lock()
     private var isClosed = false
+    /// Stores this client opened itself and closes with it (the durable file, see `init(options:)`).
+    private var owned: [Persistence] = []
 
     /// A database in memory with its own in-process backend.
     public convenience init() {
@@ -27,11 +29,12 @@ public final class EmberClient: @unchecked Sendable {
     }
 
     /// A client of `backend` (several clients may share one backend) caching in `persistence`.
-    public init(persistence: Persistence, backend: Backend) {
+    public init(persistence: Persistence, backend: Backend, gc: GarbageCollectionSettings = GarbageCollectionSettings(),
+                networkEnabled: Bool = true) {
         self.persistence = persistence
         self.backend = backend
-        self.engine = SyncEngine(worker: worker, events: events, persistence: persistence)
-        worker.sync { engine.start(backend: backend) }
+        self.engine = SyncEngine(worker: worker, events: events, persistence: persistence, gc: gc)
+        worker.sync { engine.start(backend: backend, networkEnabled: networkEnabled) }
     }
 
     public var closed: Bool { stateLock.withLock { isClosed } }
@@ -48,6 +51,10 @@ public final class EmberClient: @unchecked Sendable {
             return try body()
         }
     }
+
+    func onWorkerPublic<T>(_ body: () throws -> T) throws -> T { try onWorker(body) }
+
+    func adopt(_ p: Persistence) { owned.append(p) }
 
     // MARK: writes
 
@@ -138,6 +145,11 @@ public final class EmberClient: @unchecked Sendable {
         guard first else { return }
         worker.sync { engine.close() }
         events.stop()
+        if !owned.isEmpty {
+            // The backend may still be applying a commit: let it finish before the file closes.
+            backend.flush()
+            for p in owned { p.close() }
+        }
     }
 
     deinit { close() }

@@ -44,6 +44,9 @@ final class LocalStore {
 
     func hasPendingWrites(for key: DocumentKey) -> Bool { batchesByKey[key] != nil }
 
+    /// Keys with pending writes (the LRU collector keeps their cached documents).
+    var pendingKeys: Dictionary<DocumentKey, [Int64]>.Keys { batchesByKey.keys }
+
     // MARK: writes
 
     /// Queues a batch and applies it locally. Returns the batch and the keys it touched.
@@ -114,7 +117,7 @@ final class LocalStore {
         changed.reserveCapacity(docs.count)
         persistence.runTransaction("apply remote") {
             for d in docs {
-                if let cached = remote.get(d.key), cached.version > d.version { continue }
+                if let cached = remote.version(of: d.key), cached > d.version { continue }
                 remote.put(d)
                 changed.append(d.key)
             }
@@ -166,13 +169,13 @@ final class LocalStore {
         var seen = Set<DocumentKey>()
         let cached: [Document]
         if let g = query.collectionGroup {
-            cached = remote.documents(inGroup: g)
+            cached = remote.documents(matching: query)
             for (k, d) in overlays where k.collectionGroup == g {
                 seen.insert(k)
                 if query.matches(d, orderBy: order) { out.append(d) }
             }
         } else {
-            cached = remote.documents(in: query.path)
+            cached = remote.documents(matching: query)
             for k in overlaysByCollection[ParentKey(query.path)] ?? [] {
                 seen.insert(k)
                 if let d = overlays[k], query.matches(d, orderBy: order) { out.append(d) }

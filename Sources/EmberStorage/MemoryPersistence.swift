@@ -8,7 +8,13 @@ public final class MemoryPersistence: Persistence {
     public let backendDocuments: DocumentStore = MemoryDocumentStore()
     public let remoteDocuments: DocumentStore = MemoryDocumentStore()
     public let mutationQueue: MutationQueue = MemoryMutationQueue()
+    public let targetCache: TargetCache = MemoryTargetCache()
+    public var indexManager: IndexManager? { nil }
     public var isDurable: Bool { false }
+    private var meta: [String: Int64] = [:]
+
+    public func metadata(_ key: String) -> Int64? { meta[key] }
+    public func setMetadata(_ key: String, _ value: Int64) { meta[key] = value }
 
     public init() {}
 
