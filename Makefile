@@ -13,6 +13,7 @@ all: build
 deps:
 	@command -v $(SWIFT) >/dev/null || { echo "error: Swift 6 is required on PATH (https://swift.org/install)"; exit 1; }
 	@command -v curl >/dev/null || { echo "installing curl"; (sudo -n true 2>/dev/null && SUDO=sudo || SUDO=; $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq curl); }
+	@{ dpkg -s libsqlite3-dev >/dev/null 2>&1 || printf '#include <sqlite3.h>\nint main(void){return 0;}\n' | $${CC:-cc} -x c - -o /dev/null -lsqlite3 >/dev/null 2>&1; } || { echo "installing libsqlite3-dev (the system SQLite for durable storage)"; (sudo -n true 2>/dev/null && SUDO=sudo || SUDO=; $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq libsqlite3-dev); }
 
 build: deps
 	$(SWIFT) build -j $(JOBS)

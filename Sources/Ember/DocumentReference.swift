@@ -17,8 +17,11 @@ public final class DocumentReference: @unchecked Sendable {
 
     init(firestore: Firestore, path: String) {
         self.firestore = firestore
-        self.path = path
-        do { key = try DocumentKey(parsing: path); error = nil } catch { key = nil; self.error = error as? EmberError }
+        var parsed: DocumentKey?
+        do { parsed = try DocumentKey(parsing: path); error = nil } catch { parsed = nil; self.error = error as? EmberError }
+        key = parsed
+        // Canonical once valid: "/cities/SF/" reads back as "cities/SF", as in the Apple SDK.
+        self.path = parsed?.path.canonical ?? path
     }
 
     init(firestore: Firestore, key: DocumentKey) {
@@ -176,7 +179,8 @@ public final class CollectionReference: Query, @unchecked Sendable {
     public let path: String
 
     init(firestore: Firestore, path: String) {
-        self.path = path
+        let p = try? ResourcePath(parsing: path)
+        self.path = p?.canonical ?? path
         do {
             let p = try ResourcePath(parsing: path)
             guard p.isCollectionPath else {

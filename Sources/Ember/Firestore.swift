@@ -2,14 +2,42 @@ import Foundation
 import EmberModel
 import EmberCore
 
+/// Firestore's `FirestoreCacheSizeUnlimited`: a persistent cache that is never cleaned up.
+public let FirestoreCacheSizeUnlimited: Int64 = EmberOptions.cacheSizeUnlimited
+
 /// Responsible for: settings of an Ember database, shaped like the Firebase SDK's.
 ///
-///     let s = FirestoreSettings(); s.cacheSettings = MemoryCacheSettings()
+///     let s = FirestoreSettings(); s.path = "app.ember"; s.cacheSettings = MemoryCacheSettings()
 public final class FirestoreSettings: @unchecked Sendable {
     /// Where the embedded database lives (Ember's addition). nil: in memory.
     public var path: String?
-    public var cacheSettings: any LocalCacheSettings = MemoryCacheSettings()
+    /// Persistent by default (Firestore's default on Apple platforms); with a path the cache,
+    /// pending writes and targets are then durable. `MemoryCacheSettings` keeps them in memory.
+    public var cacheSettings: any LocalCacheSettings = PersistentCacheSettings()
     public init() {}
+
+    /// The older switch (`isPersistenceEnabled`), kept in step with `cacheSettings`.
+    public var isPersistenceEnabled: Bool {
+        get { cacheSettings is PersistentCacheSettings }
+        set { cacheSettings = newValue ? PersistentCacheSettings(sizeBytes: NSNumber(value: cacheSizeBytes)) : MemoryCacheSettings() }
+    }
+
+    /// The older size setting (`cacheSizeBytes`), kept in step with `cacheSettings`.
+    public var cacheSizeBytes: Int64 {
+        get { (cacheSettings as? PersistentCacheSettings)?.sizeBytes.int64Value ?? EmberOptions.defaultCacheSizeBytes }
+        set { if isPersistenceEnabled { cacheSettings = PersistentCacheSettings(sizeBytes: NSNumber(value: newValue)) } }
+    }
+
+    var options: EmberOptions {
+        var o = EmberOptions(path: path)
+        if let p = cacheSettings as? PersistentCacheSettings {
+            o.persistence = true
+            o.cacheSizeBytes = p.sizeBytes.int64Value
+        } else {
+            o.persistence = false
+        }
+        return o
+    }
 }
 
 /// Marker for the cache kinds.
@@ -57,13 +85,12 @@ public final class Firestore: @unchecked Sendable {
         }
     }
 
-    /// Opens a database. Durable storage at `settings.path` is not available yet: giving a path
-    /// fails with `unimplemented` rather than silently keeping the data in memory.
+    /// Opens a database: in memory without `settings.path`; with one, durable in that SQLite
+    /// file (the cache too unless `cacheSettings` is `MemoryCacheSettings`). Throws
+    /// invalidArgument (cache size under 1 MB), failedPrecondition (the path is open elsewhere),
+    /// dataLoss (damaged file), unavailable or permissionDenied (missing or read-only directory).
     public static func open(settings: FirestoreSettings = FirestoreSettings()) throws -> Firestore {
-        if let p = settings.path {
-            throw EmberError(.unimplemented, "Durable storage at '\(p)' is not available yet (it arrives with the SQLite persistence issue); open without a path for an in-memory database.")
-        }
-        return Firestore(client: EmberClient(), settings: settings)
+        Firestore(client: try EmberClient(options: settings.options), settings: settings)
     }
 
     public func collection(_ collectionPath: String) -> CollectionReference {
@@ -106,6 +133,48 @@ public final class Firestore: @unchecked Sendable {
         }
     }
 
+    // MARK: persistence
+
+    /// The offline index manager of a persistent cache; nil for a memory cache.
+    public var persistentCacheIndexManager: PersistentCacheIndexManager? {
+        client.hasIndexManager ? PersistentCacheIndexManager(client: client) : nil
+    }
+
+    /// Configures offline query indexes from Firestore's index JSON (`indexes`, `fieldOverrides`).
+    public func setIndexConfiguration(fromJSON json: String) throws {
+        try client.setIndexConfiguration(json: json)
+    }
+
+    public func setIndexConfiguration(_ json: String, completion: ((Error?) -> Void)? = nil) {
+        deliver(Result { try client.setIndexConfiguration(json: json) }, completion)
+    }
+
+    public func setIndexConfiguration(_ json: String) async throws {
+        try client.setIndexConfiguration(json: json)
+    }
+
+    /// Deletes the database files. Only while the instance is terminated (or was never used):
+    /// failedPrecondition otherwise.
+    public func clearPersistence(completion: ((Error?) -> Void)? = nil) {
+        let r = Result<Void, Error> {
+            if !client.closed { throw EmberError(.failedPrecondition, "clearPersistence() requires the instance to be terminated first.") }
+            if let p = settings.path { try EmberClient.clearPersistence(path: p) }
+        }
+        if let completion { let e: Error? = { if case .failure(let e) = r { return e }; return nil }(); completion(e) }
+    }
+
+    public func clearPersistence() async throws {
+        if !client.closed { throw EmberError(.failedPrecondition, "clearPersistence() requires the instance to be terminated first.") }
+        if let p = settings.path { try EmberClient.clearPersistence(path: p) }
+    }
+
+    /// Deletes the database files at `path` while no instance has it open.
+    public static func clearPersistence(path: String) throws { try EmberClient.clearPersistence(path: path) }
+
+    /// Runs the cache's least-recently-used clean-up now (it also runs periodically).
+    @discardableResult
+    public func collectGarbage() throws -> Int { try client.collectGarbage() }
+
     /// Closes the database: listeners stop, later calls fail with failedPrecondition.
     public func terminate(completion: ((Error?) -> Void)? = nil) {
         client.close()
@@ -125,4 +194,17 @@ public final class Firestore: @unchecked Sendable {
         let err: Error? = { if case .failure(let e) = r { return e }; return nil }()
         post { completion(err) }
     }
+}
+
+/// Responsible for: the offline query indexes of a persistent cache (Firestore's
+/// `PersistentCacheIndexManager`). Auto-creation is off until enabled, each time the app starts.
+///
+///     db.persistentCacheIndexManager?.enableIndexAutoCreation()
+public final class PersistentCacheIndexManager: @unchecked Sendable {
+    let client: EmberClient
+    init(client: EmberClient) { self.client = client }
+
+    public func enableIndexAutoCreation() { try? client.setIndexAutoCreation(true) }
+    public func disableIndexAutoCreation() { try? client.setIndexAutoCreation(false) }
+    public func deleteAllIndexes() { try? client.deleteAllIndexes() }
 }

@@ -26,15 +26,27 @@ public final class Backend: @unchecked Sendable {
     /// The Realtime-Database tree (Tree/BackendTree.swift).
     let tree: BackendTree
 
+    /// The highest batch of a client sharing this durable store that was applied (see
+    /// `PersistenceKey.backendAppliedBatch`); 0 for memory stores.
+    private var appliedBatch: Int64 = 0
+
     public init(persistence: Persistence) {
         self.persistence = persistence
+        if persistence.isDurable {
+            lastVersion = persistence.metadata(PersistenceKey.backendVersion) ?? 0
+            appliedBatch = persistence.metadata(PersistenceKey.backendAppliedBatch) ?? 0
+        }
         self.tree = BackendTree(persistence: persistence)
     }
 
-    /// Opens a connection whose events are delivered to `client` on `queue`.
-    public func connect(client: BackendClient, queue deliveryQueue: DispatchQueue) -> BackendConnection {
+    /// Opens a connection whose events are delivered to `client` on `queue`. `clientPersistence`
+    /// is the client's store: when it is this backend's durable store, the backend records the
+    /// batches it applies in the same transaction, so a batch resent after a crash between the
+    /// commit and its acknowledgement is acknowledged without being applied twice.
+    public func connect(client: BackendClient, queue deliveryQueue: DispatchQueue, clientPersistence: Persistence? = nil) -> BackendConnection {
         queue.sync {
-            let conn = BackendConnection(backend: self, id: nextConnectionId, client: client, deliveryQueue: deliveryQueue)
+            let shares = clientPersistence.map { $0 === persistence && persistence.isDurable } ?? false
+            let conn = BackendConnection(backend: self, id: nextConnectionId, client: client, deliveryQueue: deliveryQueue, sharesPersistence: shares)
             connections[conn.id] = conn
             nextConnectionId += 1
             return conn
@@ -58,6 +70,13 @@ public final class Backend: @unchecked Sendable {
     /// Applies `mutations` atomically. Returns the commit version and the changed documents
     /// (tombstones for deletes), or the error that refused the whole batch.
     func applyCommit(_ mutations: [Mutation], from origin: BackendConnection, batchId: Int64?) -> Result<Int64, EmberError> {
+        if origin.sharesPersistence, let b = batchId, b <= appliedBatch {
+            // Applied before the client restarted, its acknowledgement lost: acknowledge it now.
+            var seen = Set<DocumentKey>()
+            let docs = mutations.filter { seen.insert($0.key).inserted }.map { lookup($0.key) }
+            origin.send(.commit(version: lastVersion, documents: docs, ack: b))
+            return .success(lastVersion)
+        }
         let version = nextVersion()
         // Per distinct key, in first-seen order: its state before the commit and after it (nil
         // while only verified). One dictionary lookup per mutation finds the key's slot.
@@ -77,6 +96,11 @@ public final class Backend: @unchecked Sendable {
                     after.append(nil)
                 }
                 if let result = try m.applyAtBackend(to: after[i] ?? before[i], commitTime: version) {
+                    // A set was checked whole by the client; a patch or transform can grow the
+                    // stored document past the limits, which only the merged result shows.
+                    if result.exists, !m.transforms.isEmpty || m.isPatch {
+                        try DocumentLimits.validate(key: m.key, data: result.data)
+                    }
                     after[i] = result
                 }
             }
@@ -89,6 +113,13 @@ public final class Backend: @unchecked Sendable {
             for (i, key) in order.enumerated() {
                 guard let doc = after[i] else { continue }
                 if doc.exists { store.put(doc) } else { store.remove(key) }
+            }
+            if persistence.isDurable {
+                persistence.setMetadata(PersistenceKey.backendVersion, version)
+                if origin.sharesPersistence, let b = batchId {
+                    appliedBatch = b
+                    persistence.setMetadata(PersistenceKey.backendAppliedBatch, b)
+                }
             }
         }
         var outgoing: [Int: [DocumentKey: Document]] = [:]

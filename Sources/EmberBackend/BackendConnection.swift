@@ -13,9 +13,12 @@ public final class BackendConnection: @unchecked Sendable {
     /// Read and cleared on `deliveryQueue` only.
     weak var client: BackendClient?
     let deliveryQueue: DispatchQueue
+    /// Whether the client caches in the backend's own durable store (see `Backend.connect`).
+    let sharesPersistence: Bool
 
-    init(backend: Backend, id: Int, client: BackendClient, deliveryQueue: DispatchQueue) {
+    init(backend: Backend, id: Int, client: BackendClient, deliveryQueue: DispatchQueue, sharesPersistence: Bool = false) {
         self.backend = backend
+        self.sharesPersistence = sharesPersistence
         self.id = id
         self.client = client
         self.deliveryQueue = deliveryQueue

@@ -60,7 +60,7 @@ final class BackendTarget {
 final class BackendTargetIndex {
     struct Key: Hashable { let connection: Int; let target: Int }
     private var all: [Key: BackendTarget] = [:]
-    private var byCollection: [ResourcePath: [Key: BackendTarget]] = [:]
+    private var byCollection: [ParentKey: [Key: BackendTarget]] = [:]
     private var byGroup: [String: [Key: BackendTarget]] = [:]
     /// A plain list per document (most documents have one watcher; a dictionary each cost ~120 bytes).
     private var byDocument: [DocumentKey: [BackendTarget]] = [:]
@@ -72,7 +72,7 @@ final class BackendTargetIndex {
         all[k] = t
         if let g = t.query.collectionGroup { byGroup[g, default: [:]][k] = t }
         else if let d = t.query.documentKey { byDocument[d, default: []].append(t) }
-        else { byCollection[t.query.path, default: [:]][k] = t }
+        else { byCollection[ParentKey(t.query.path), default: [:]][k] = t }
     }
 
     func remove(connectionId: Int, targetId: Int) {
@@ -80,7 +80,7 @@ final class BackendTargetIndex {
         guard let t = all.removeValue(forKey: k) else { return }
         if let g = t.query.collectionGroup { byGroup[g]?[k] = nil; if byGroup[g]?.isEmpty == true { byGroup[g] = nil } }
         else if let d = t.query.documentKey { byDocument[d]?.removeAll { $0 === t }; if byDocument[d]?.isEmpty == true { byDocument[d] = nil } }
-        else { byCollection[t.query.path]?[k] = nil; if byCollection[t.query.path]?.isEmpty == true { byCollection[t.query.path] = nil } }
+        else { let c = ParentKey(t.query.path); byCollection[c]?[k] = nil; if byCollection[c]?.isEmpty == true { byCollection[c] = nil } }
     }
 
     func removeAll(connectionId: Int) {
@@ -96,8 +96,8 @@ final class BackendTargetIndex {
                 if t.isLimit && !wasTouched && t.touched { touchedLimit.append(t) }
             }
         }
-        // (Empty indexes are skipped: computing the collection path allocates, and hashing a key costs.)
-        if !byCollection.isEmpty { visit(byCollection[key.collectionPath]?.values) }
+        // (Empty indexes are skipped: hashing a key costs.)
+        if !byCollection.isEmpty { visit(byCollection[ParentKey(of: key)]?.values) }
         if !byGroup.isEmpty { visit(byGroup[key.collectionGroup]?.values) }
         if !byDocument.isEmpty { visit(byDocument[key]) }
     }

@@ -13,14 +13,14 @@ extension EmberClient {
     /// not overlap). `completion` runs on the event thread when the backend acknowledges.
     public func treeWrite(_ ops: [TreeWriteOp], completion: ((EmberError?) -> Void)? = nil) throws {
         try TreeLimits.validate(ops)
-        try onWorker { _ = treeEngine.write(ops, completion: completion) }
+        try onWorkerPublic { _ = treeEngine.write(ops, completion: completion) }
     }
 
     /// Starts an observer of `type` at `path` through `query`. Returns its handle and token.
     public func treeObserve(_ path: TreePath, query: TreeQuery = TreeQuery(), type: TreeEventType, onGone: (() -> Void)? = nil,
                             _ callback: @escaping (TreeListenEvent) -> Void) throws -> (handle: UInt, token: ListenerToken) {
         let token = ListenerToken(events: events, onGone: onGone)
-        let handle = try onWorker { treeEngine.observe(path, query: query, type: type, token: token, callback: callback) }
+        let handle = try onWorkerPublic { treeEngine.observe(path, query: query, type: type, token: token, callback: callback) }
         token.detach = { [weak self] in
             guard let self, !self.closed else { return }
             self.worker.async { if !self.treeEngine.closed { self.treeEngine.removeObserver(handle) } }
@@ -30,18 +30,18 @@ extension EmberClient {
 
     /// The tokens of every observer at `path` (of `query` only when given; nil: every query).
     public func treeTokens(at path: TreePath, query: TreeQuery?) throws -> [ListenerToken] {
-        try onWorker { treeEngine.tokens(at: path, query: query) }
+        try onWorkerPublic { treeEngine.tokens(at: path, query: query) }
     }
 
     /// The token of the observer `handle` when it observes `path`.
     public func treeToken(handle: UInt, at path: TreePath) throws -> ListenerToken? {
-        try onWorker { treeEngine.token(handle: handle, at: path) }
+        try onWorkerPublic { treeEngine.token(handle: handle, at: path) }
     }
 
     /// Reads `path` once (through `query`); completion on the event thread.
     public func treeGet(_ path: TreePath, query: TreeQuery = TreeQuery(), completion: @escaping (Result<TreeSnapshot, EmberError>) -> Void) throws {
         try query.validate()
-        try onWorker { treeEngine.get(path, query: query, completion: completion) }
+        try onWorkerPublic { treeEngine.get(path, query: query, completion: completion) }
     }
 
     /// Blocking form of `treeGet` (never from the event thread).
@@ -50,5 +50,5 @@ extension EmberClient {
     }
 
     /// Writes not yet acknowledged (tests and diagnostics).
-    public var treePendingWriteCount: Int { (try? onWorker { treeEngine.pendingWriteCount }) ?? 0 }
+    public var treePendingWriteCount: Int { (try? onWorkerPublic { treeEngine.pendingWriteCount }) ?? 0 }
 }

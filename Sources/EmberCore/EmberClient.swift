@@ -21,6 +21,8 @@ public final class EmberClient: @unchecked Sendable {
     let persistence: Persistence
     private let stateLock = Lock()
     private var isClosed = false
+    /// Stores this client opened itself and closes with it (the durable file, see `init(options:)`).
+    private var owned: [Persistence] = []
 
     /// A database in memory with its own in-process backend.
     public convenience init() {
@@ -29,14 +31,15 @@ public final class EmberClient: @unchecked Sendable {
     }
 
     /// A client of `backend` (several clients may share one backend) caching in `persistence`.
-    public init(persistence: Persistence, backend: Backend) {
+    public init(persistence: Persistence, backend: Backend, gc: GarbageCollectionSettings = GarbageCollectionSettings(),
+                networkEnabled: Bool = true) {
         self.persistence = persistence
         self.backend = backend
-        self.engine = SyncEngine(worker: worker, events: events, persistence: persistence)
+        self.engine = SyncEngine(worker: worker, events: events, persistence: persistence, gc: gc)
         self.treeEngine = TreeEngine(worker: worker, events: events)
         worker.sync {
-            engine.start(backend: backend)
-            treeEngine.start(backend: backend)
+            engine.start(backend: backend, networkEnabled: networkEnabled)
+            treeEngine.start(backend: backend, networkEnabled: networkEnabled)
         }
     }
 
@@ -47,13 +50,17 @@ public final class EmberClient: @unchecked Sendable {
     }
 
     /// Runs `body` on the worker and returns its result (the caller waits).
-    func onWorker<T>(_ body: () throws -> T) throws -> T {
+    private func onWorker<T>(_ body: () throws -> T) throws -> T {
         try checkOpen()
         return try worker.sync {
             if engine.closed { throw EmberError(.failedPrecondition, "The database is closed.") }
             return try body()
         }
     }
+
+    func onWorkerPublic<T>(_ body: () throws -> T) throws -> T { try onWorker(body) }
+
+    func adopt(_ p: Persistence) { owned.append(p) }
 
     // MARK: writes
 
@@ -144,6 +151,11 @@ public final class EmberClient: @unchecked Sendable {
         guard first else { return }
         worker.sync { engine.close(); treeEngine.close() }
         events.stop()
+        if !owned.isEmpty {
+            // The backend may still be applying a commit: let it finish before the file closes.
+            backend.flush()
+            for p in owned { p.close() }
+        }
     }
 
     deinit { close() }

@@ -4,8 +4,9 @@ import Synchronization
 /// event thread inside `deliver`, under this token's lock; `remove()` from any other thread takes
 /// that lock, so when it returns no callback is running and none will start. From inside a
 /// callback (on the event thread) it only clears the flag: nothing else can be running. `onGone`
-/// runs once, on the event thread, after the last callback has returned (when the client is
-/// closed and its event thread stopped, on the thread that removes the listener).
+/// runs once, on the event thread, after the last callback has returned: when the listener is
+/// removed, ends with an error, or its database closes (if the event thread has already stopped,
+/// on the thread that removes the listener).
 ///
 ///     let token = ListenerToken(onGone: { free(ctx) }) ; token.remove()
 public final class ListenerToken: @unchecked Sendable {
@@ -66,6 +67,14 @@ public final class ListenerToken: @unchecked Sendable {
             callbackLock.unlock()
             guard was else { return }
         }
+        finish()
+    }
+
+    /// Ends the listener because its database is closing (worker thread). It does not wait for a
+    /// callback in progress (that callback may be waiting for the worker); `onGone` is posted
+    /// behind it, so it still runs after the last callback.
+    func end() {
+        guard active.exchange(false, ordering: .acquiringAndReleasing) else { return }
         finish()
     }
 

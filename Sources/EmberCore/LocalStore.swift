@@ -20,7 +20,7 @@ final class LocalStore {
     private var pendingHead = 0
     private var batchesByKey: [DocumentKey: [Int64]] = [:]
     private var overlays: [DocumentKey: Document] = [:]
-    private var overlaysByCollection: [ResourcePath: Set<DocumentKey>] = [:]
+    private var overlaysByCollection: [ParentKey: Set<DocumentKey>] = [:]
     private var nextBatchId: Int64
 
     init(persistence: Persistence) {
@@ -43,6 +43,9 @@ final class LocalStore {
     }
 
     func hasPendingWrites(for key: DocumentKey) -> Bool { batchesByKey[key] != nil }
+
+    /// Keys with pending writes (the LRU collector keeps their cached documents).
+    var pendingKeys: Dictionary<DocumentKey, [Int64]>.Keys { batchesByKey.keys }
 
     // MARK: writes
 
@@ -114,7 +117,7 @@ final class LocalStore {
         changed.reserveCapacity(docs.count)
         persistence.runTransaction("apply remote") {
             for d in docs {
-                if let cached = remote.get(d.key), cached.version > d.version { continue }
+                if let cached = remote.version(of: d.key), cached > d.version { continue }
                 remote.put(d)
                 changed.append(d.key)
             }
@@ -130,7 +133,7 @@ final class LocalStore {
     private func recomputeOverlay(_ key: DocumentKey) {
         guard let ids = batchesByKey[key] else {
             if overlays.removeValue(forKey: key) != nil {
-                let parent = key.collectionPath   // (built once: each call allocates)
+                let parent = ParentKey(of: key)
                 overlaysByCollection[parent]?.remove(key)
                 if overlaysByCollection[parent]?.isEmpty == true { overlaysByCollection[parent] = nil }
             }
@@ -147,9 +150,9 @@ final class LocalStore {
     /// Keeps `doc` as the overlay of `key` when it carries local mutations, else drops the overlay.
     private func storeOverlay(_ doc: Document?, for key: DocumentKey) {
         if let d = doc, d.hasLocalMutations {
-            if overlays.updateValue(d, forKey: key) == nil { overlaysByCollection[key.collectionPath, default: []].insert(key) }
+            if overlays.updateValue(d, forKey: key) == nil { overlaysByCollection[ParentKey(of: key), default: []].insert(key) }
         } else if overlays.removeValue(forKey: key) != nil {
-            overlaysByCollection[key.collectionPath]?.remove(key)
+            overlaysByCollection[ParentKey(of: key)]?.remove(key)
         }
     }
 
@@ -166,14 +169,14 @@ final class LocalStore {
         var seen = Set<DocumentKey>()
         let cached: [Document]
         if let g = query.collectionGroup {
-            cached = remote.documents(inGroup: g)
+            cached = remote.documents(matching: query)
             for (k, d) in overlays where k.collectionGroup == g {
                 seen.insert(k)
                 if query.matches(d, orderBy: order) { out.append(d) }
             }
         } else {
-            cached = remote.documents(in: query.path)
-            for k in overlaysByCollection[query.path] ?? [] {
+            cached = remote.documents(matching: query)
+            for k in overlaysByCollection[ParentKey(query.path)] ?? [] {
                 seen.insert(k)
                 if let d = overlays[k], query.matches(d, orderBy: order) { out.append(d) }
             }

@@ -20,7 +20,7 @@ final class SyncEngine: BackendClient {
     private(set) var networkEnabled = true
     private var onlineState: OnlineState = .online
 
-    private var targets: [String: Target] = [:]
+    private(set) var targets: [String: Target] = [:]
     private var targetsByBackendId: [Int: Target] = [:]
     private var index = TargetIndex()
     private var listenerTargets: [Int: Target] = [:]
@@ -35,16 +35,27 @@ final class SyncEngine: BackendClient {
     private var sentUpTo: Int64 = 0
     private(set) var closed = false
 
-    init(worker: DispatchQueue, events: EventThread, persistence: Persistence) {
+    /// The LRU collector's settings and state (see SyncEngine+GarbageCollection.swift).
+    let gc: GarbageCollectionSettings
+    var docsSinceCollection = 0
+    var collectionScheduled = false
+
+    init(worker: DispatchQueue, events: EventThread, persistence: Persistence, gc: GarbageCollectionSettings = GarbageCollectionSettings()) {
         self.worker = worker
         self.events = events
         self.local = LocalStore(persistence: persistence)
+        self.gc = gc
     }
 
     /// Connects to the backend and sends writes left pending from before. Worker only.
-    func start(backend: Backend) {
-        connection = backend.connect(client: self, queue: worker)
+    func start(backend: Backend, networkEnabled: Bool = true) {
+        if !networkEnabled {
+            self.networkEnabled = false
+            onlineState = .offline
+        }
+        connection = backend.connect(client: self, queue: worker, clientPersistence: local.persistence)
         sendPendingWrites()
+        schedulePeriodicCollection(after: gc.initialDelay)
     }
 
     static func now() -> Int64 {
@@ -105,10 +116,13 @@ final class SyncEngine: BackendClient {
             refresh(local.applyRemote(docs + resolved))
             target.view.isCurrent = true
             target.view.readTime = version
+            noteRemoteDocuments(docs.count + resolved.count)
+            rememberTarget(target)
             markDirty(target)
             emit()
         case .commit(let version, let docs, let ack):
             var keys = local.applyRemote(docs, acknowledging: ack)
+            noteRemoteDocuments(docs.count)
             if let batchId = ack { keys += local.removeBatch(batchId) }
             refresh(keys, readTime: version)
             emit()
@@ -226,6 +240,7 @@ final class SyncEngine: BackendClient {
         guard let t = listenerTargets.removeValue(forKey: id) else { return }
         t.listeners.removeAll { $0.id == id }
         if t.listeners.isEmpty {
+            targetReleased(t)
             stopBackendListen(t)
             index.remove(t)
             targets[t.key] = nil
@@ -310,6 +325,7 @@ final class SyncEngine: BackendClient {
     }
 
     func count(_ query: Query, completion: @escaping (Result<Int, EmberError>) -> Void) {
+        do { try query.validateForExecution() } catch { return completion(.failure(error as! EmberError)) }
         guard networkEnabled else {
             return completion(.failure(EmberError(.unavailable, "Failed to count: aggregate queries need the backend and the client is offline.")))
         }
@@ -321,7 +337,11 @@ final class SyncEngine: BackendClient {
     func close() {
         guard !closed else { return }
         closed = true
-        for t in targets.values { stopBackendListen(t) }
+        for t in targets.values {
+            stopBackendListen(t)
+            for l in t.listeners { l.token.end() }
+        }
+        listenerTargets.removeAll()
         targets.removeAll()
         index = TargetIndex()
         connection?.disconnect()

@@ -25,7 +25,7 @@ final class Target {
 /// collection, its collection group, or the document itself), so a write reaches only the views
 /// whose query can match it.
 struct TargetIndex {
-    private var byCollection: [ResourcePath: [ObjectIdentifier: Target]] = [:]
+    private var byCollection: [ParentKey: [ObjectIdentifier: Target]] = [:]
     private var byGroup: [String: [ObjectIdentifier: Target]] = [:]
     private var byDocument: [DocumentKey: [Target]] = [:]
 
@@ -33,7 +33,7 @@ struct TargetIndex {
         let id = ObjectIdentifier(t)
         if let g = t.query.collectionGroup { byGroup[g, default: [:]][id] = t }
         else if let k = t.query.documentKey { byDocument[k, default: []].append(t) }
-        else { byCollection[t.query.path, default: [:]][id] = t }
+        else { byCollection[ParentKey(t.query.path), default: [:]][id] = t }
     }
 
     mutating func remove(_ t: Target) {
@@ -45,15 +45,16 @@ struct TargetIndex {
             byDocument[k]?.removeAll { $0 === t }
             if byDocument[k]?.isEmpty == true { byDocument[k] = nil }
         } else {
-            byCollection[t.query.path]?[id] = nil
-            if byCollection[t.query.path]?.isEmpty == true { byCollection[t.query.path] = nil }
+            let c = ParentKey(t.query.path)
+            byCollection[c]?[id] = nil
+            if byCollection[c]?.isEmpty == true { byCollection[c] = nil }
         }
     }
 
     @inline(__always)
     func forEach(touching key: DocumentKey, _ body: (Target) -> Void) {
         if !byDocument.isEmpty, let ts = byDocument[key] { for t in ts { body(t) } }
-        if !byCollection.isEmpty, let ts = byCollection[key.collectionPath] { for t in ts.values { body(t) } }
+        if !byCollection.isEmpty, let ts = byCollection[ParentKey(of: key)] { for t in ts.values { body(t) } }
         if !byGroup.isEmpty, let ts = byGroup[key.collectionGroup] { for t in ts.values { body(t) } }
     }
 }

@@ -15,6 +15,9 @@ public final class TransactionContext {
     private var readVersions: [DocumentKey: Int64] = [:]   // 0: did not exist
     private var writes: [Mutation] = []
     private var written = Set<DocumentKey>()
+    /// A write the transaction can never commit (an update of a document read as missing). As in
+    /// the Firebase SDKs it fails the whole transaction once the body returns, without a retry.
+    private(set) var permanentError: EmberError?
 
     init(client: EmberClient) { self.client = client }
 
@@ -40,9 +43,8 @@ public final class TransactionContext {
         var precondition = m.precondition
         if let v = readVersions[m.key] {
             precondition = v == 0 ? .exists(false) : .updateTime(v)
-            if case .patch = m.kind, v == 0 {
-                // update() of a document read as missing: the backend refuses it as not-found.
-                precondition = .exists(true)
+            if case .patch = m.kind, v == 0, permanentError == nil {
+                permanentError = EmberError.invalidArgument("Can't update a document that doesn't exist: \(m.key) was read as missing in this transaction.")
             }
         }
         writes.append(Mutation(key: m.key, kind: m.kind, transforms: m.transforms, precondition: precondition))
@@ -75,6 +77,7 @@ extension EmberClient {
             }
             let tx = TransactionContext(client: self)
             let result = try body(tx)
+            if let e = tx.permanentError { throw e }
             let ms = tx.mutations()
             if ms.isEmpty { return result }
             if ms.count > MutationBatch.maxOperations {
@@ -89,20 +92,12 @@ extension EmberClient {
                 lastError = e
                 lastAttemptMicros = SyncEngine.now() - started
                 continue
-            case .failure(let e) where e.code == .notFound && tx.readVersionsCount > 0:
-                lastError = e
-                lastAttemptMicros = SyncEngine.now() - started
-                continue
             case .failure(let e):
                 throw e
             }
         }
         throw EmberError(.aborted, "Transaction failed after \(maxAttempts) attempts because of contention: \(lastError.message)")
     }
-}
-
-extension TransactionContext {
-    var readVersionsCount: Int { readVersions.count }
 }
 
 /// Responsible for: the pause before a transaction retries after losing to contention, growing

@@ -11,7 +11,7 @@ final class View {
     let orderBy: [OrderBy]
     private var matches: DocumentSet
     /// Documents of the last snapshot, in order, and by key.
-    private(set) var emitted: [Document] = []
+    private(set) var emitted = DocumentList()
     private var emittedByKey: [DocumentKey: Document] = [:]
     private var dirtyKeys: [DocumentKey] = []
     private var dirtySet = Set<DocumentKey>()
@@ -83,12 +83,15 @@ final class View {
                 }
             }
         }
-        dirtyKeys.removeAll(keepingCapacity: true)
-        dirtySet.removeAll(keepingCapacity: true)
+        // A view that changes one document at a time (every document listener's) gives its
+        // buffers back: thousands of idle listeners would otherwise each keep two allocations.
+        let keep = dirtyKeys.count > 16
+        dirtyKeys.removeAll(keepingCapacity: keep)
+        dirtySet.removeAll(keepingCapacity: keep)
         let syncChanged = fromCache != lastFromCache
         if changes.isEmpty && !syncChanged && hasSnapshot { return nil }
         let indexedChanges = indexed(changes)
-        emitted = Array(window)
+        emitted = window
         lastFromCache = fromCache
         hasSnapshot = true
         let pending = isLimited ? pendingKeys.contains { emittedByKey[$0] != nil } : !pendingKeys.isEmpty
@@ -116,18 +119,14 @@ final class View {
     private func indexed(_ changes: [Pending]) -> [DocumentChange] {
         if changes.isEmpty { return [] }
         if changes.count == 1 { return [indexedSingle(changes[0])] }
+        let orderBy = self.orderBy
         let sortedChanges = changes.sorted {
             if $0.rank != $1.rank { return $0.rank < $1.rank }
             return Query.compare($0.doc, $1.doc, orderBy: orderBy) < 0
         }
         var tracker = emitted
         func position(of doc: Document) -> Int {
-            var lo = 0, hi = tracker.count
-            while lo < hi {
-                let mid = (lo + hi) >> 1
-                if Query.compare(tracker[mid], doc, orderBy: orderBy) < 0 { lo = mid + 1 } else { hi = mid }
-            }
-            return lo
+            tracker.partitionIndex { Query.compare($0, doc, orderBy: orderBy) < 0 }
         }
         var out: [DocumentChange] = []
         out.reserveCapacity(sortedChanges.count)
@@ -154,13 +153,9 @@ final class View {
     /// the new document's insertion point `j` (found in the unmodified list) down by one exactly
     /// when `i < j`, that is, when the old document sorted before the new one.
     private func indexedSingle(_ c: Pending) -> DocumentChange {
+        let orderBy = self.orderBy
         func position(of doc: Document) -> Int {
-            var lo = 0, hi = emitted.count
-            while lo < hi {
-                let mid = (lo + hi) >> 1
-                if Query.compare(emitted[mid], doc, orderBy: orderBy) < 0 { lo = mid + 1 } else { hi = mid }
-            }
-            return lo
+            emitted.partitionIndex { Query.compare($0, doc, orderBy: orderBy) < 0 }
         }
         var oldIndex = -1, newIndex = -1
         if let old = c.old {

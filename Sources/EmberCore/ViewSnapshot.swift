@@ -5,7 +5,8 @@ import EmberModel
 /// the metadata (from cache, pending writes).
 public final class ViewSnapshot: @unchecked Sendable {
     public let query: Query
-    public let documents: [Document]
+    /// Shares its chunks with the view: a snapshot costs O(changes), not O(result size).
+    public let documents: DocumentList
     public let changes: [DocumentChange]
     public let isFromCache: Bool
     public let hasPendingWrites: Bool
@@ -13,7 +14,7 @@ public final class ViewSnapshot: @unchecked Sendable {
     /// Backend version the result reflects (µs), the snapshot's read time.
     public let readTime: Int64
 
-    init(query: Query, documents: [Document], changes: [DocumentChange], isFromCache: Bool,
+    init(query: Query, documents: DocumentList, changes: [DocumentChange], isFromCache: Bool,
          hasPendingWrites: Bool, syncStateChanged: Bool, readTime: Int64) {
         self.query = query
         self.documents = documents

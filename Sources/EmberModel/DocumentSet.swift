@@ -1,11 +1,12 @@
 /// Responsible for: a set of documents kept sorted in a query's order, with lookup by key and
-/// position by binary search. Inserting or removing is O(log n) comparisons plus a memmove.
+/// position by binary search. Inserting or removing is O(log n) comparisons plus a move inside
+/// one chunk of the `DocumentList`, which snapshots share with the set.
 ///
 ///     var set = DocumentSet(orderBy: query.normalizedOrderBy)
 ///     set.insert(doc); set.index(of: doc.key)
 public struct DocumentSet: Sendable {
     public let orderBy: [OrderBy]
-    public private(set) var sorted: [Document] = []
+    public private(set) var sorted = DocumentList()
     private var byKey: [DocumentKey: Document] = [:]
 
     public init(orderBy: [OrderBy]) { self.orderBy = orderBy }
@@ -22,12 +23,7 @@ public struct DocumentSet: Sendable {
 
     /// Position where `doc` is or would be.
     public func insertionIndex(of doc: Document) -> Int {
-        var lo = 0, hi = sorted.count
-        while lo < hi {
-            let mid = (lo + hi) >> 1
-            if compare(sorted[mid], doc) < 0 { lo = mid + 1 } else { hi = mid }
-        }
-        return lo
+        sorted.partitionIndex { compare($0, doc) < 0 }
     }
 
     public func index(of key: DocumentKey) -> Int? {
@@ -46,7 +42,7 @@ public struct DocumentSet: Sendable {
             if i < sorted.count && sorted[i].key == doc.key
                 && (i == 0 || compare(sorted[i - 1], doc) < 0)
                 && (i == sorted.count - 1 || compare(doc, sorted[i + 1]) < 0) {
-                sorted[i] = doc
+                sorted.replace(at: i, with: doc)
                 byKey[doc.key] = doc
                 return old
             }
@@ -67,13 +63,13 @@ public struct DocumentSet: Sendable {
 
     /// Builds from unsorted documents in one sort.
     public mutating func replaceAll(_ docs: [Document]) {
-        sorted = docs.sorted { compare($0, $1) < 0 }
+        sorted = DocumentList(docs.sorted { compare($0, $1) < 0 })
         byKey = Dictionary(docs.map { ($0.key, $0) }, uniquingKeysWith: { $1 })
     }
 
-    /// The first or last `limit` documents (all of them without a limit).
-    public func window(limit: Int?, type: Query.LimitType) -> ArraySlice<Document> {
-        guard let n = limit, n < sorted.count else { return sorted[...] }
-        return type == .first ? sorted[..<n] : sorted[(sorted.count - n)...]
+    /// The first or last `limit` documents (all of them without a limit), sharing storage.
+    public func window(limit: Int?, type: Query.LimitType) -> DocumentList {
+        guard let n = limit, n < sorted.count else { return sorted }
+        return type == .first ? sorted.prefix(count: n) : sorted.suffix(count: n)
     }
 }

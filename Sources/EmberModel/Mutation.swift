@@ -32,6 +32,8 @@ public struct Mutation: Sendable {
         self.precondition = precondition
     }
 
+    public var isPatch: Bool { if case .patch = kind { return true } else { return false } }
+
     /// Applies the mutation as the client sees it before the backend has it: server timestamps
     /// read as null; a failing precondition leaves the document as it is.
     public func applyLocally(to doc: Document?, localWriteTime: Int64) -> Document? {

@@ -7,14 +7,22 @@ public struct ResourcePath: Hashable, Sendable, CustomStringConvertible {
 
     public init(segments: [String]) { self.segments = segments }
 
-    /// Parses and validates a path: no empty segments, ids valid, at most 1,500 bytes.
-    /// Leading and trailing slashes are not allowed (Firestore rejects "//" and empty segments).
+    /// Parses and validates a path: ids valid, at most 1,500 bytes. As in the Firebase Apple and
+    /// C++ SDKs, one leading and one trailing slash are ignored ("/cities/SF/" is "cities/SF"),
+    /// while "//" inside a path and a path of slashes only are errors.
     public init(parsing string: String) throws {
         if string.isEmpty { throw EmberError.invalidArgument("Invalid path '': a path must be a non-empty string") }
         if string.utf8.count > ResourcePath.maxBytes {
             throw EmberError.invalidArgument("Invalid path: longer than \(ResourcePath.maxBytes) bytes")
         }
-        let parts = string.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+        if string.contains("//") {
+            throw EmberError.invalidArgument("Invalid path (\(string)). Paths must not contain // in them.")
+        }
+        var body = Substring(string)
+        if body.first == "/" { body = body.dropFirst() }
+        if body.last == "/" { body = body.dropLast() }
+        if body.isEmpty { throw EmberError.invalidArgument("Invalid path '\(string)': empty segment") }
+        let parts = body.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
         for part in parts {
             try ResourcePath.validateSegment(part, in: string)
         }
@@ -52,7 +60,7 @@ public struct ResourcePath: Hashable, Sendable, CustomStringConvertible {
         while i > 0 {
             i -= 1
             let x = a.segments[i], y = b.segments[i]
-            if x.utf8.count != y.utf8.count || compareUTF8(x, y) != 0 { return false }
+            if !equalUTF8(x, y) { return false }
         }
         return true
     }
@@ -75,17 +83,29 @@ public struct ResourcePath: Hashable, Sendable, CustomStringConvertible {
 
     /// -1, 0, 1: segment by segment, each by UTF-8 bytes; a prefix sorts first.
     public func compare(_ other: ResourcePath) -> Int {
-        let n = min(segments.count, other.segments.count)
-        for i in 0..<n {
-            let c = compareUTF8(segments[i], other.segments[i])
-            if c != 0 { return c }
+        segments.withUnsafeBufferPointer { pa in
+            other.segments.withUnsafeBufferPointer { pb in
+                if pa.baseAddress == pb.baseAddress { return 0 }
+                let n = min(pa.count, pb.count)
+                for i in 0..<n {
+                    let c = compareUTF8(pa[i], pb[i])
+                    if c != 0 { return c }
+                }
+                return pa.count < pb.count ? -1 : (pa.count > pb.count ? 1 : 0)
+            }
         }
-        return segments.count < other.segments.count ? -1 : (segments.count > other.segments.count ? 1 : 0)
     }
 }
 
+/// The hash of the first `count` segments (by their UTF-8 bytes), as one Int.
+func hashUTF8Segments(_ segments: [String], count: Int) -> Int {
+    var h = Hasher()
+    hashUTF8Segments(segments[..<count], into: &h)
+    return h.finalize()
+}
+
 /// Hashes segments by their UTF-8 bytes (consistent with comparing them with `compareUTF8`).
-func hashUTF8Segments(_ segments: [String], into hasher: inout Hasher) {
+func hashUTF8Segments<S: Collection>(_ segments: S, into hasher: inout Hasher) where S.Element == String {
     hasher.combine(segments.count)
     for segment in segments {
         var s = segment
@@ -100,12 +120,19 @@ func hashUTF8Segments(_ segments: [String], into hasher: inout Hasher) {
 ///     key.collectionPath.canonical == "cities"; key.id == "SF"
 public struct DocumentKey: Hashable, Comparable, Sendable, CustomStringConvertible {
     public let path: ResourcePath
+    /// Computed once: the collection's 32-bit hash in the high half, the id's in the low half.
+    /// A key is hashed many times on its way through the stores, overlays and views (hashing its
+    /// bytes each time dominated bulk writes), and `ParentKey(of:)` takes the collection's hash
+    /// from the high half without building the parent path. (16 bytes a key: keys fill the
+    /// dictionaries a listener costs.)
+    private let hashCode: Int
+    var parentHash: Int { Int(UInt64(bitPattern: Int64(hashCode)) >> 32) }
 
     public init(path: ResourcePath) throws {
         guard path.isDocumentPath else {
             throw EmberError.invalidArgument("Invalid document path '\(path.canonical)': a document path needs an even number of segments, this one has \(path.count)")
         }
-        self.path = path
+        self.init(unchecked: path)
     }
 
     public init(parsing string: String) throws {
@@ -113,7 +140,20 @@ public struct DocumentKey: Hashable, Comparable, Sendable, CustomStringConvertib
     }
 
     /// For keys known valid (built from a valid collection path and id).
-    public init(unchecked path: ResourcePath) { self.path = path }
+    public init(unchecked path: ResourcePath) {
+        self.path = path
+        let parent = UInt64(bitPattern: Int64(hashUTF8Segments(path.segments, count: path.count - 1))) >> 32
+        var h = Hasher()
+        var last = path.segments[path.count - 1]
+        last.withUTF8 { h.combine(bytes: UnsafeRawBufferPointer($0)) }
+        let id = UInt64(bitPattern: Int64(h.finalize())) & 0xFFFF_FFFF
+        hashCode = Int(Int64(bitPattern: parent << 32 | id))
+    }
+
+    public static func == (a: DocumentKey, b: DocumentKey) -> Bool {
+        a.hashCode == b.hashCode && a.path == b.path
+    }
+    public func hash(into hasher: inout Hasher) { hasher.combine(hashCode) }
 
     public var id: String { path.last }
     public var collectionPath: ResourcePath { path.parent! }
@@ -121,4 +161,41 @@ public struct DocumentKey: Hashable, Comparable, Sendable, CustomStringConvertib
     public var description: String { path.canonical }
 
     public static func < (a: DocumentKey, b: DocumentKey) -> Bool { a.path.compare(b.path) < 0 }
+}
+
+/// Responsible for: naming a collection as a dictionary key, built from a collection path or
+/// straight from a document key without allocating the key's parent path (stores, overlays and
+/// target indexes look up a written key's collection on every write).
+///
+///     byCollection[ParentKey(query.path)] = ...; byCollection[ParentKey(of: key)]
+public struct ParentKey: Hashable, Sendable {
+    private let segments: [String]
+    private let count: Int
+    private let hashCode: Int
+
+    public init(_ collection: ResourcePath) {
+        segments = collection.segments
+        count = collection.count
+        hashCode = Int(UInt64(bitPattern: Int64(hashUTF8Segments(segments, count: count))) >> 32)   // as DocumentKey.parentHash
+    }
+
+    public init(of key: DocumentKey) {
+        segments = key.path.segments
+        count = segments.count - 1
+        hashCode = key.parentHash
+    }
+
+    public var path: ResourcePath { ResourcePath(segments: Array(segments[..<count])) }
+
+    public static func == (a: ParentKey, b: ParentKey) -> Bool {
+        guard a.hashCode == b.hashCode, a.count == b.count else { return false }
+        var i = a.count
+        while i > 0 {
+            i -= 1
+            let x = a.segments[i], y = b.segments[i]
+            if !equalUTF8(x, y) { return false }
+        }
+        return true
+    }
+    public func hash(into hasher: inout Hasher) { hasher.combine(hashCode) }
 }

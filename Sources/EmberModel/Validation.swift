@@ -1,4 +1,5 @@
-/// Responsible for: Firestore's limits on document contents: nesting depth (20), no arrays
+/// Responsible for: Firestore's limits on document contents: nesting depth (at most 20 maps or
+/// arrays inside one another below the document, as the Firestore emulator counts), no arrays
 /// directly inside arrays, field names, and the 1 MiB document size (Firestore's storage-size formula).
 ///
 ///     try DocumentLimits.validate(key: key, data: fields)
@@ -9,14 +10,14 @@ public enum DocumentLimits {
 
     /// Throws invalid-argument when `data` breaks a limit for a document at `key`.
     public static func validate(key: DocumentKey, data: MapValue) throws {
-        let size = try mapSize(data, depth: 1, path: "") + nameSize(key.path) + 32
+        let size = try mapSize(data, depth: 0, path: "") + nameSize(key.path) + 32
         if size > maxDocumentBytes {
             throw EmberError.invalidArgument("Document '\(key)' is \(size) bytes, larger than the maximum of \(maxDocumentBytes) bytes (1 MiB)")
         }
     }
 
     /// Validates a free-standing value (a filter operand or transform argument).
-    public static func validate(value: Value, depth: Int = 1, path: String = "value") throws {
+    public static func validate(value: Value, depth: Int = 0, path: String = "value") throws {
         _ = try valueSize(value, depth: depth, path: path, inArray: false)
     }
 
@@ -24,6 +25,7 @@ public enum DocumentLimits {
         path.segments.reduce(16) { $0 + $1.utf8.count + 1 }
     }
 
+    /// `depth` counts the maps and arrays from the document (0) down to and including `m`.
     static func mapSize(_ m: MapValue, depth: Int, path: String) throws -> Int {
         if depth > maxDepth {
             throw EmberError.invalidArgument("Value at '\(path)' is nested more than \(maxDepth) levels deep")
@@ -49,7 +51,7 @@ public enum DocumentLimits {
         case .geoPoint: return 16
         case .array(let a):
             if inArray { throw EmberError.invalidArgument("Invalid data at '\(path)': nested arrays are not supported") }
-            if depth + 1 > maxDepth + 1 { throw EmberError.invalidArgument("Value at '\(path)' is nested more than \(maxDepth) levels deep") }
+            if depth + 1 > maxDepth { throw EmberError.invalidArgument("Value at '\(path)' is nested more than \(maxDepth) levels deep") }
             var s = 0
             for e in a { s += try valueSize(e, depth: depth + 1, path: path, inArray: true) }
             return s

@@ -1,3 +1,8 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 /// Responsible for: the Firestore value model. Every document field is a `Value`; maps keep their
 /// entries sorted by UTF-8 key so equality, order and iteration are deterministic.
 ///
@@ -136,8 +141,29 @@ public struct MapValue: Sendable, Equatable {
 
 /// Compares two strings by their UTF-8 bytes (Firestore's string order), returning -1, 0 or 1.
 @inlinable
+/// Byte-wise equality of two strings' UTF-8 (not canonical equivalence), about twice as fast as
+/// `compareUTF8(a, b) == 0` for the short ids and collection names keys are made of.
+@inline(__always)
+public func equalUTF8(_ a: String, _ b: String) -> Bool {
+    let n = a.utf8.count
+    if n != b.utf8.count { return false }
+    if let r = a.utf8.withContiguousStorageIfAvailable({ pa in
+        b.utf8.withContiguousStorageIfAvailable { pb in n == 0 || memcmp(pa.baseAddress!, pb.baseAddress!, n) == 0 }
+    }), let eq = r { return eq }
+    return compareUTF8(a, b) == 0
+}
+
 public func compareUTF8(_ a: String, _ b: String) -> Int {
     // Byte-wise, not Swift's canonical-equivalence `==`: "é" and "e\u{301}" are different keys.
+    // memcmp over the strings' own UTF-8 storage when they have it (native strings do).
+    if let r = a.utf8.withContiguousStorageIfAvailable({ pa in
+        b.utf8.withContiguousStorageIfAvailable { pb -> Int in
+            let n = Swift.min(pa.count, pb.count)
+            let c = n == 0 ? 0 : memcmp(pa.baseAddress!, pb.baseAddress!, n)
+            if c != 0 { return c < 0 ? -1 : 1 }
+            return pa.count < pb.count ? -1 : (pa.count > pb.count ? 1 : 0)
+        }
+    }), let v = r { return v }
     var a = a, b = b
     return a.withUTF8 { pa in
         b.withUTF8 { pb in

@@ -8,8 +8,14 @@ public final class MemoryPersistence: Persistence {
     public let backendDocuments: DocumentStore = MemoryDocumentStore()
     public let remoteDocuments: DocumentStore = MemoryDocumentStore()
     public let mutationQueue: MutationQueue = MemoryMutationQueue()
+    public let targetCache: TargetCache = MemoryTargetCache()
+    public var indexManager: IndexManager? { nil }
     public let backendTree: TreeStore? = MemoryTreeStore()
     public var isDurable: Bool { false }
+    private var meta: [String: Int64] = [:]
+
+    public func metadata(_ key: String) -> Int64? { meta[key] }
+    public func setMetadata(_ key: String, _ value: Int64) { meta[key] = value }
 
     public init() {}
 
@@ -21,32 +27,32 @@ public final class MemoryPersistence: Persistence {
 /// Entries are keyed by `DocumentKey` (UTF-8 equality), not by the id `String`, whose `==` would
 /// merge canonically equivalent ids ("\u{E9}" and "e\u{301}") that are two documents.
 public final class MemoryDocumentStore: DocumentStore {
-    private var byCollection: [ResourcePath: [DocumentKey: Document]] = [:]
+    private var byCollection: [ParentKey: [DocumentKey: Document]] = [:]
     private var collectionsByGroup: [String: Set<ResourcePath>] = [:]
     public private(set) var count = 0
 
     public init() {}
 
     public func get(_ key: DocumentKey) -> Document? {
-        byCollection[key.collectionPath]?[key]
+        byCollection[ParentKey(of: key)]?[key]
     }
 
     public func put(_ doc: Document) {
-        let parent = doc.key.collectionPath
+        let parent = ParentKey(of: doc.key)
         if byCollection[parent] == nil {
             byCollection[parent] = [:]
-            collectionsByGroup[parent.last, default: []].insert(parent)
+            collectionsByGroup[doc.key.collectionGroup, default: []].insert(doc.key.collectionPath)
         }
         if byCollection[parent]!.updateValue(doc, forKey: doc.key) == nil { count += 1 }
     }
 
     public func remove(_ key: DocumentKey) {
-        let parent = key.collectionPath
+        let parent = ParentKey(of: key)
         if byCollection[parent]?.removeValue(forKey: key) != nil { count -= 1 }
     }
 
     public func documents(in collection: ResourcePath) -> [Document] {
-        guard let docs = byCollection[collection] else { return [] }
+        guard let docs = byCollection[ParentKey(collection)] else { return [] }
         return Array(docs.values)
     }
 

@@ -1,9 +1,10 @@
 import EmberModel
 
-/// Responsible for: the storage contract every Ember store implements (memory now, SQLite next):
-/// the documents a backend holds, the client's cache of them, and the client's queue of
-/// unacknowledged writes. Every group of reads and writes that must be atomic runs in
-/// `runTransaction`, so a durable implementation can commit them as one unit.
+/// Responsible for: the storage contract every Ember store implements (memory and SQLite):
+/// the documents a backend holds, the client's cache of them, the client's queue of
+/// unacknowledged writes, the client's listen targets, and a few durable counters. Every group
+/// of reads and writes that must be atomic runs in `runTransaction`, so a durable implementation
+/// commits them as one unit.
 ///
 ///     let p: Persistence = MemoryPersistence()
 ///     p.runTransaction("write") { p.mutationQueue.add(batch) }
@@ -14,18 +15,29 @@ public protocol Persistence: AnyObject {
     var remoteDocuments: DocumentStore { get }
     /// The client's writes not yet acknowledged, in order.
     var mutationQueue: MutationQueue { get }
+    /// The client's listen targets (read times and LRU sequence numbers).
+    var targetCache: TargetCache { get }
+    /// Offline query indexes over `remoteDocuments`; nil where the store has none (memory).
+    var indexManager: IndexManager? { get }
     /// Whether writes survive the process (false for memory persistence).
     var isDurable: Bool { get }
     /// The backend's Realtime-Database tree (nil: the backend keeps one in memory). Has a default.
     var backendTree: TreeStore? { get }
 
+    /// A durable integer fact (the backend's clock, the highest batch it applied, ...).
+    func metadata(_ key: String) -> Int64?
+    func setMetadata(_ key: String, _ value: Int64)
+
     func runTransaction<T>(_ label: String, _ body: () throws -> T) rethrows -> T
     func close()
 }
 
-/// Responsible for: documents (and tombstones) by key, listed by collection or collection group.
+/// Responsible for: documents (and tombstones) by key, listed by collection or collection group,
+/// with the bookkeeping a bounded cache needs (sizes and least-recently-used order).
 public protocol DocumentStore: AnyObject {
     func get(_ key: DocumentKey) -> Document?
+    /// The version of the entry at `key` (nil when none), without reading its fields.
+    func version(of key: DocumentKey) -> Int64?
     /// Inserts or replaces the entry for `doc.key` (a tombstone when `doc.exists` is false).
     func put(_ doc: Document)
     func remove(_ key: DocumentKey)
@@ -33,8 +45,30 @@ public protocol DocumentStore: AnyObject {
     func documents(in collection: ResourcePath) -> [Document]
     /// Every entry in every collection named `id`, tombstones included.
     func documents(inGroup id: String) -> [Document]
+    /// At least every entry `query` (a collection or group query) can match, perhaps more
+    /// (callers still filter): a store with indexes reads only the candidates an index gives.
+    func documents(matching query: Query) -> [Document]
     /// Number of entries (tombstones included).
     var count: Int { get }
+
+    /// Marks entries as used now (least-recently-used order). No-op where the store is not bounded.
+    func touch(_ keys: [DocumentKey])
+    /// Bytes the entries take (0 where not tracked).
+    var byteSize: Int64 { get }
+    /// Removes least-recently-used entries that `pinned` does not hold until the store takes at
+    /// most `thresholdBytes`. Returns how many entries were removed.
+    func collectGarbage(thresholdBytes: Int64, pinned: (DocumentKey) -> Bool) -> Int
+}
+
+extension DocumentStore {
+    public func version(of key: DocumentKey) -> Int64? { get(key)?.version }
+    public func documents(matching query: Query) -> [Document] {
+        if let g = query.collectionGroup { return documents(inGroup: g) }
+        return documents(in: query.path)
+    }
+    public func touch(_ keys: [DocumentKey]) {}
+    public var byteSize: Int64 { 0 }
+    public func collectGarbage(thresholdBytes: Int64, pinned: (DocumentKey) -> Bool) -> Int { 0 }
 }
 
 /// Responsible for: the ordered queue of unacknowledged mutation batches.
@@ -47,4 +81,37 @@ public protocol MutationQueue: AnyObject {
     var isEmpty: Bool { get }
     /// The id the next batch gets (one more than the highest ever used).
     func nextBatchId() -> Int64
+}
+
+/// Responsible for: what the client remembers of one listened query between sessions.
+public struct TargetData: Sendable, Equatable {
+    /// The query's canonical id (plus "#cache" for cache-only listens).
+    public let targetId: String
+    /// The backend read time of the last consistent result (µs), 0 when never current.
+    public var readTime: Int64
+    /// When the target was last listened to (the LRU clock; higher is more recent).
+    public var lastUsed: Int64
+    public init(targetId: String, readTime: Int64, lastUsed: Int64) {
+        self.targetId = targetId
+        self.readTime = readTime
+        self.lastUsed = lastUsed
+    }
+}
+
+/// Responsible for: the client's listen targets by id.
+public protocol TargetCache: AnyObject {
+    func get(_ targetId: String) -> TargetData?
+    /// Stores the target, stamping `lastUsed` with the store's LRU clock.
+    func put(_ target: TargetData)
+    func remove(_ targetId: String)
+    func all() -> [TargetData]
+}
+
+/// Durable metadata keys shared by the backend and the client.
+public enum PersistenceKey {
+    /// The backend's last commit version (its clock never goes back after a reopen).
+    public static let backendVersion = "backend.version"
+    /// The highest batch id of the local client the backend applied (a batch resent after a
+    /// crash between the commit and its acknowledgement is acknowledged, not applied twice).
+    public static let backendAppliedBatch = "backend.appliedBatch"
 }

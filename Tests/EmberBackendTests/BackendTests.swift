@@ -228,6 +228,20 @@ final class BackendTests: XCTestCase {
         XCTAssertEqual(lookup("c/missing")?.exists, false)
     }
 
+    /// Each update is small, but together they make the stored document larger than 1 MiB:
+    /// the update that crosses the limit is refused and the document keeps its earlier fields.
+    func testAnUpdateThatGrowsTheDocumentPastOneMiBIsRejected() {
+        let half = Value.string(String(repeating: "x", count: 600_000))
+        XCTAssertNotNil(seed([setM("c/big", ["a": half])]))
+        let id = send(connA, [updateM("c/big", ["b": half])])
+        guard case .writeRejected(let batchId, let error)? = a.wait(for: 1).first else { return XCTFail("\(a.events)") }
+        XCTAssertEqual(batchId, id)
+        XCTAssertEqual(error.code, .invalidArgument)
+        XCTAssertTrue(error.message.contains("1 MiB"), error.message)
+        XCTAssertEqual(lookup("c/big")?.data["b"], nil)
+        XCTAssertEqual(lookup("c/big")?.data["a"], half)
+    }
+
     func testTransactionCommitsCheckPreconditions() {
         guard let c = seed([setM("c/a", ["v": .int(1)])]) else { return XCTFail() }
         let stale = reply { self.connA.commitTransaction([Mutation(key: key("c/a"), kind: .set(fields(["v": .int(2)])), precondition: .updateTime(c.version - 1))], completion: $0) }

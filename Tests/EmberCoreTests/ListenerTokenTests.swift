@@ -55,21 +55,40 @@ final class ListenerTokenTests: XCTestCase {
         XCTAssertEqual(gone.value, 200)
     }
 
-    /// Removing a listener after its client closed still runs onGone, once (its owner may free
-    /// the listener's context there), and no callback runs after close.
-    func testRemoveAfterCloseStillRunsOnGone() throws {
+    /// Closing the client ends its listeners: each onGone runs once during close (its owner may
+    /// free the listener's context there), no callback runs after close, and a later remove()
+    /// does nothing more.
+    func testCloseEndsListenersAndRunsOnGoneOnce() throws {
         let client = EmberClient()
         let gone = Box(0)
         let log = EventLog()
         let token = try client.record(collection("c"), log, onGone: { gone.value += 1 })
+        let other = try client.listen(Query(document: key("c/a")), onGone: { gone.value += 1 }) { _ in }
         settle(client)
         client.close()
-        XCTAssertEqual(gone.value, 0)
+        XCTAssertEqual(gone.value, 2)
+        XCTAssertFalse(token.isActive)
+        XCTAssertFalse(other.isActive)
         token.remove()
-        XCTAssertEqual(gone.value, 1)
-        token.remove()
-        XCTAssertEqual(gone.value, 1)
+        other.remove()
+        XCTAssertEqual(gone.value, 2)
         XCTAssertEqual(log.lines, ["[]"])
+    }
+
+    /// A callback running while another thread closes the client may call back into it: close
+    /// does not wait for that callback under the worker (no deadlock), and onGone follows it.
+    func testCloseWhileACallbackCallsBackIn() throws {
+        for _ in 0..<50 {
+            let client = EmberClient()
+            let gone = Box(0)
+            let token = try client.listen(collection("c"), onGone: { gone.value += 1 }) { _ in
+                _ = try? client.write([setM("c/x", n(1))])
+            }
+            try client.write([setM("c/a", n(1))])
+            client.close()
+            XCTAssertEqual(gone.value, 1)
+            token.remove()
+        }
     }
 
     /// onGone runs after every callback of the listener, on the event thread.

@@ -18,7 +18,7 @@ final class QueryListenerTests: XCTestCase {
 
     private func snap(_ docs: [Document], _ changes: [DocumentChange] = [], cache: Bool, pending: Bool = false,
                       syncChanged: Bool = false) -> ViewSnapshot {
-        ViewSnapshot(query: collection("c"), documents: docs, changes: changes, isFromCache: cache,
+        ViewSnapshot(query: collection("c"), documents: DocumentList(docs), changes: changes, isFromCache: cache,
                      hasPendingWrites: pending, syncStateChanged: syncChanged, readTime: 0)
     }
 

@@ -227,7 +227,7 @@ func assertReplays(_ events: [ListenEvent], includeMetadata: Bool, file: StaticS
         if s.hasPendingWrites != s.documents.contains(where: { $0.hasLocalMutations }) {
             XCTFail("hasPendingWrites must cover exactly the result's documents: \(ctx)", file: file, line: line)
         }
-        list = s.documents
+        list = Array(s.documents)
     }
 }
 

@@ -34,12 +34,13 @@ final class ResourcePathTests: XCTestCase {
 
     func testRejectsEmptySegments() {
         assertInvalid("non-empty") { try ResourcePath(parsing: "") }
-        assertInvalid("empty segment", "a//b") { try ResourcePath(parsing: "a//b") }
-        assertInvalid("empty segment") { try ResourcePath(parsing: "/a") }
-        assertInvalid("empty segment") { try ResourcePath(parsing: "a/") }
-        assertInvalid("empty segment") { try ResourcePath(parsing: "/a/b/") }
+        XCTAssertEqual(try ResourcePath(parsing: "/a").segments, ["a"])
+        // One leading and one trailing slash are ignored, as the Apple and C++ SDKs do.
+        XCTAssertEqual(try ResourcePath(parsing: "a/").segments, ["a"])
+        XCTAssertEqual(try ResourcePath(parsing: "/a/b/").segments, ["a", "b"])
         assertInvalid("empty segment") { try ResourcePath(parsing: "/") }
-        assertInvalid("empty segment") { try ResourcePath(parsing: "//") }
+        assertInvalid("must not contain //") { try ResourcePath(parsing: "//") }
+        assertInvalid("must not contain //") { try ResourcePath(parsing: "a//b") }
     }
 
     func testRejectsDotAndDotDot() {
@@ -139,7 +140,7 @@ final class ResourcePathTests: XCTestCase {
         assertInvalid("even number of segments", "has 1") { try DocumentKey(parsing: "cities") }
         assertInvalid("even number of segments", "has 3") { try DocumentKey(parsing: "cities/SF/landmarks") }
         assertInvalid("even number") { try DocumentKey(path: ResourcePath(segments: [])) }
-        assertInvalid("empty segment") { try DocumentKey(parsing: "cities//SF") }
+        assertInvalid("must not contain //") { try DocumentKey(parsing: "cities//SF") }
         assertInvalid("reserved") { try DocumentKey(parsing: "cities/__x__") }
         XCTAssertNoThrow(try DocumentKey(path: ResourcePath(segments: ["a", "b"])))
     }

@@ -11,20 +11,27 @@ final class ValidationTests: XCTestCase {
         return MapValue(["f1": v])
     }
 
-    func testDepthTwentyIsAcceptedAndTwentyOneRejected() {
+    /// The Firestore emulator's answers (probed 2026-11-22, google-cloud-firestore set()):
+    /// nested(21) ok, nested(22) rejected; nested(20, {}) ok, nested(21, {}) rejected;
+    /// nested(20, [1]) ok, nested(21, [1]) rejected; nested(19, [{}]) ok. That is: at most 20
+    /// maps or arrays inside one another below the document.
+    func testTwentyNestedContainersAreAcceptedAndTwentyOneRejected() {
         let k = key("c/d")
         XCTAssertNoThrow(try DocumentLimits.validate(key: k, data: nested(depth: 1)))
-        XCTAssertNoThrow(try DocumentLimits.validate(key: k, data: nested(depth: 20)))
-        assertInvalid("more than 20 levels", "f1.f2.f3") { try DocumentLimits.validate(key: k, data: nested(depth: 21)) }
+        XCTAssertNoThrow(try DocumentLimits.validate(key: k, data: nested(depth: 21)))
+        assertInvalid("more than 20 levels", "f1.f2.f3") { try DocumentLimits.validate(key: k, data: nested(depth: 22)) }
         assertInvalid("more than 20 levels") { try DocumentLimits.validate(key: k, data: nested(depth: 30)) }
-        // An empty map one level too deep is too deep too.
-        assertInvalid("more than 20 levels") { try DocumentLimits.validate(key: k, data: nested(depth: 20, leaf: .map(MapValue()))) }
-        XCTAssertNoThrow(try DocumentLimits.validate(key: k, data: nested(depth: 19, leaf: .map(MapValue()))))
+        XCTAssertNoThrow(try DocumentLimits.validate(key: k, data: nested(depth: 20, leaf: .map(MapValue()))))
+        assertInvalid("more than 20 levels") { try DocumentLimits.validate(key: k, data: nested(depth: 21, leaf: .map(MapValue()))) }
+        XCTAssertNoThrow(try DocumentLimits.validate(key: k, data: nested(depth: 20, leaf: arr(.int(1)))))
+        assertInvalid("more than 20 levels") { try DocumentLimits.validate(key: k, data: nested(depth: 21, leaf: arr(.int(1)))) }
+        XCTAssertNoThrow(try DocumentLimits.validate(key: k, data: nested(depth: 19, leaf: arr(map([:])))))
+        assertInvalid("more than 20 levels") { try DocumentLimits.validate(key: k, data: nested(depth: 20, leaf: arr(map([:])))) }
     }
 
     func testFreeStandingValueDepth() {
         var v: Value = .int(1)
-        for _ in 0..<19 { v = map(["x": v]) }
+        for _ in 0..<20 { v = map(["x": v]) }
         XCTAssertNoThrow(try DocumentLimits.validate(value: v))
         assertInvalid("more than 20 levels") { try DocumentLimits.validate(value: map(["x": v])) }
     }

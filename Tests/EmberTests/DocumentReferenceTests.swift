@@ -284,6 +284,15 @@ final class DocumentReferenceTests: XCTestCase {
 
     // MARK: invalid paths
 
+    /// As the Apple SDK: one leading or trailing slash is ignored and paths read back canonical.
+    func testLeadingAndTrailingSlashesAreIgnored() {
+        XCTAssertEqual(db.document("/cities/SF/").path, "cities/SF")
+        XCTAssertEqual(db.collection("/cities/").path, "cities")
+        XCTAssertEqual(db.collection("cities/").document("LA").path, "cities/LA")
+        XCTAssertNil(waitError { self.db.document("/cities/SF").setData(["v": 1], completion: $0) })
+        XCTAssertEqual(get(db.document("cities/SF"))?.get("v") as? Int, 1)
+    }
+
     func testInvalidPathsReportErrorsInsteadOfCrashing() {
         let badDocs: [DocumentReference] = [
             db.document("a"), db.document("a//b"), db.document("a/b/c"), db.document(""),

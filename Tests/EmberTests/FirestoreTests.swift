@@ -9,11 +9,6 @@ final class FirestoreTests: XCTestCase {
     override func setUpWithError() throws { db = try openDB() }
     override func tearDown() { db.terminate(); db = nil }
 
-    func testOpenWithAPathIsUnimplementedRatherThanSilentlyInMemory() {
-        let s = FirestoreSettings()
-        s.path = "/tmp/app.ember"
-        XCTAssertThrowsError(try Firestore.open(settings: s)) { XCTAssertEqual(code($0), .unimplemented) }
-    }
 
     func testCacheSettingsAreKept() throws {
         let s = FirestoreSettings()

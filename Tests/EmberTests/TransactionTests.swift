@@ -188,6 +188,24 @@ final class TransactionTests: XCTestCase {
         XCTAssertEqual(code(error), .notFound)
     }
 
+    /// As the Firebase SDKs do: an update of a document the transaction read as missing can
+    /// never succeed, so it fails at once with invalid-argument and the body is not run again.
+    func testUpdateOfADocumentReadAsMissingFailsWithoutRetry() {
+        let runs = Recorder<Int>()
+        let (_, error) = waitResult { (done: @escaping (Any?, Error?) -> Void) in
+            self.db.runTransaction({ tx, _ in
+                runs.append(1)
+                let ref = self.db.document("c/missing")
+                _ = try? tx.getDocument(ref)
+                tx.updateData(["v": 1], forDocument: ref)
+                return nil
+            }, completion: done)
+        }
+        XCTAssertEqual(code(error), .invalidArgument)
+        XCTAssertTrue("\(error!)".contains("doesn't exist") || (error! as NSError).localizedDescription.contains("doesn't exist"))
+        XCTAssertEqual(runs.count, 1)
+    }
+
     func testTransactionWritesAreSeenByListeners() {
         let seen = Recorder<[String]>()
         let reg = db.collection("c").addSnapshotListener { s, _ in seen.append(s?.documents.map { $0.documentID } ?? []) }

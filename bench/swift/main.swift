@@ -4,6 +4,8 @@
 //        ONLY=mem,doc,query,bulk,tree,window: a subset; VARIANTS=0: skip the diagnostic variants; for profiling)
 import EmberCore
 
+if CommandLine.arguments.count >= 3 && CommandLine.arguments[1] == "open-probe" { openProbe(CommandLine.arguments[2]) }
+
 let quick = getenvString("QUICK") == "1"
 let cfg = Config(quick: quick)
 print("EmberBench\(quick ? " (QUICK=1: sizes 10x smaller, figures not comparable)" : "")")
@@ -88,22 +90,63 @@ run("bulk") {
     extras.append(("bulk_build_docs_per_s", b.buildRate))
 }
 
+// 5-8: durable storage (issue 5). The insert and query targets are the issue's Python-level ones;
+// these are the Swift-level figures beside them.
+let pcfg = PersistenceConfig(quick: quick)
+print("\n5. open a \(grouped(Double(pcfg.openDocs)))-document database (fresh process; median of 5)")
+run("open") {
+    let o = try measureOpen(pcfg.openDocs)
+    let t = Figure(id: "open_ms", label: "5. open, time", unit: "ms", value: o.ms, target: 200, lowerIsBetter: true, decimals: 1)
+    let m = Figure(id: "open_rss_mb", label: "5. open, resident", unit: "MB", value: Double(o.rss) / 1_048_576, target: 50, lowerIsBetter: true, decimals: 1)
+    printFigure(t); printFigure(m); figures += [t, m]
+    print("     process before opening: \(fmt(Double(o.baseRss) / 1_048_576)) MB; first document read from cache after opening: \(fmt(o.firstReadMs, 2)) ms")
+}
+
+print("\n6. persistent bulk insert, \(grouped(Double(pcfg.bulkDocs))) documents in batches of 500 (durable file, until acknowledged)")
+run("pbulk") {
+    let b = try measurePersistentBulk(pcfg.bulkDocs)
+    let f = Figure(id: "persistent_bulk_docs_per_s", label: "6. persistent bulk insert", unit: "docs/s", value: b.rate, target: 200_000, lowerIsBetter: false, decimals: 0)
+    printFigure(f); figures.append(f)
+    print("     local part (queued durably, last write returned): \(grouped(b.localRate)) docs/s; peers: SQLite 128-173k/s, PostgreSQL COPY 163-205k/s")
+    extras.append(("persistent_bulk_local_docs_per_s", b.localRate))
+}
+
+print("\n7. equality query over \(grouped(Double(pcfg.queryDocs))) cached documents returning \(pcfg.queryDocs / 100) (source: cache, median of \(pcfg.queryRuns))")
+run("pquery") {
+    let r = try measureCachedQuery(pcfg.queryDocs, runs: pcfg.queryRuns)
+    let i = Figure(id: "cache_query_indexed_ms", label: "7. cached equality query, with index", unit: "ms", value: r.indexedMs, target: 2.5, lowerIsBetter: true, decimals: 2)
+    let s = Figure(id: "cache_query_scan_ms", label: "7. cached equality query, without index", unit: "ms", value: r.scanMs, target: 25, lowerIsBetter: true, decimals: 2)
+    printFigure(i); printFigure(s); figures += [i, s]
+    print("     \(r.returned) documents returned; index used: \(r.indexUsed); peers: SQLite 4.6-5.1 ms indexed, 46-57 ms unindexed")
+}
+
+print("\n8. one write durably acknowledged (write -> backend commit in the file -> ack callback; \(pcfg.ackIterations) iterations)")
+run("ack") {
+    let n = try measureDurableAck(pcfg.ackIterations, synchronous: .normal)
+    let p50 = Figure(id: "durable_ack_p50_us", label: "8. durable ack p50 (synchronous=NORMAL)", unit: "µs", value: n.p50, target: nil, lowerIsBetter: true, decimals: 1)
+    let p99 = Figure(id: "durable_ack_p99_us", label: "8. durable ack p99 (synchronous=NORMAL)", unit: "µs", value: n.p99, target: nil, lowerIsBetter: true, decimals: 1)
+    printFigure(p50); printFigure(p99); figures += [p50, p99]
+    let f = try measureDurableAck(pcfg.ackIterations / 4, synchronous: .full)
+    print("     variant synchronous=FULL (fsync per commit, survives power loss): p50 \(fmt(f.p50)) µs, p99 \(fmt(f.p99)) µs")
+    extras += [("durable_ack_full_p50_us", f.p50), ("durable_ack_full_p99_us", f.p99)]
+}
+
 let treeCfg = TreeConfig(quick: quick)
-print("\n5. tree: push -> childAdded callback (\(treeCfg.pushIterations) pushes after \(treeCfg.pushWarmup) warm-up)")
+print("\n9. tree: push -> childAdded callback (\(treeCfg.pushIterations) pushes after \(treeCfg.pushWarmup) warm-up)")
 run("tree") {
     let l = try measurePushChildAdded(treeCfg)
-    let p50 = Figure(id: "tree_push_p50_us", label: "5. tree push -> childAdded p50", unit: "µs", value: l.p50, target: 10, lowerIsBetter: true, decimals: 1)
-    let p99 = Figure(id: "tree_push_p99_us", label: "5. tree push -> childAdded p99", unit: "µs", value: l.p99, target: nil, lowerIsBetter: true, decimals: 1)
+    let p50 = Figure(id: "tree_push_p50_us", label: "9. tree push -> childAdded p50", unit: "µs", value: l.p50, target: 10, lowerIsBetter: true, decimals: 1)
+    let p99 = Figure(id: "tree_push_p99_us", label: "9. tree push -> childAdded p99", unit: "µs", value: l.p99, target: nil, lowerIsBetter: true, decimals: 1)
     printFigure(p50); printFigure(p99); figures += [p50, p99]
     print("     the treeWrite() call alone: p50 \(fmt(percentile(l.writeCallUs, 50))) µs, p99 \(fmt(percentile(l.writeCallUs, 99))) µs")
     extras.append(("tree_push_write_call_p50_us", percentile(l.writeCallUs, 50)))
 }
 
-print("\n6. tree: orderByChild(score).limitToLast(\(treeCfg.windowLimit)) over \(grouped(Double(treeCfg.windowChildren))) children")
+print("\n10. tree: orderByChild(score).limitToLast(\(treeCfg.windowLimit)) over \(grouped(Double(treeCfg.windowChildren))) children")
 run("window") {
     let w = try measureWindow(treeCfg)
-    let first = Figure(id: "tree_window_first_ms", label: "6. window first result (value event, median)", unit: "ms", value: percentile(w.firstMs, 50), target: 5, lowerIsBetter: true, decimals: 2)
-    let live = Figure(id: "tree_window_write_us", label: "6. live window update per write (p50)", unit: "µs", value: percentile(w.writeUs, 50), target: 20, lowerIsBetter: true, decimals: 1)
+    let first = Figure(id: "tree_window_first_ms", label: "10. window first result (value event, median)", unit: "ms", value: percentile(w.firstMs, 50), target: 5, lowerIsBetter: true, decimals: 2)
+    let live = Figure(id: "tree_window_write_us", label: "10. live window update per write (p50)", unit: "µs", value: percentile(w.writeUs, 50), target: 20, lowerIsBetter: true, decimals: 1)
     printFigure(first); printFigure(live); figures += [first, live]
     print("     first result runs (ms): \(w.firstMs.map { fmt($0, 2) }.joined(separator: " ")); all \(treeCfg.windowLimit) childAdded delivered: median \(fmt(percentile(w.firstChildAddedMs, 50), 2)) ms")
     print("     diagnostic: one bare pass reading every child's score takes \(fmt(percentile(w.scanMs, 50), 2)) ms (median of 5): the floor for a first result computed from scratch")

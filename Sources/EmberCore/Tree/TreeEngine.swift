@@ -45,8 +45,9 @@ final class TreeEngine: TreeBackendClient {
         self.events = events
     }
 
-    func start(backend: Backend) {
+    func start(backend: Backend, networkEnabled: Bool = true) {
         connection = backend.connectTree(client: self, queue: worker)
+        self.networkEnabled = networkEnabled
     }
 
     var pendingWriteCount: Int { pending.count }

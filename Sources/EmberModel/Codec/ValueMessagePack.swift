@@ -121,6 +121,10 @@ struct MPReader {
 
     mutating func str(_ n: Int) throws -> String {
         let b = try take(n)
+        // ASCII (the common case) is valid UTF-8: skip the generic validating initializer.
+        var ascii = true
+        for x in b where x >= 0x80 { ascii = false; break }
+        if ascii { return String(decoding: b, as: UTF8.self) }
         guard let s = String(validating: b, as: UTF8.self) else { throw error("string is not valid UTF-8") }
         return s
     }
@@ -182,6 +186,20 @@ struct MPReader {
 
     mutating func map(_ n: Int, _ depth: Int) throws -> Value {
         guard n <= (buf.count - i) / 2 else { throw error("map of \(n) entries is longer than the input") }
+        // Ember writes keys in UTF-8 order: keep them as they come while they are strictly
+        // ascending (no dictionary, no sort); otherwise rebuild through a dictionary.
+        var entries: [(key: String, value: Value)] = []
+        entries.reserveCapacity(n)
+        var ascending = true
+        let start = i
+        for _ in 0..<n {
+            guard case .string(let k) = try value(depth: depth + 1) else { throw error("map keys must be strings") }
+            let v = try value(depth: depth + 1)
+            if let last = entries.last, compareUTF8(last.key, k) >= 0 { ascending = false; break }
+            entries.append((key: k, value: v))
+        }
+        if ascending { return .map(MapValue(sortedEntries: entries)) }
+        i = start
         var d: [String: Value] = [:]
         d.reserveCapacity(n)
         for _ in 0..<n {

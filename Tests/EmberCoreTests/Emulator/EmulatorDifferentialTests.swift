@@ -284,7 +284,7 @@ enum DiffPool {
         .int(9_007_199_254_740_993), .int(9_007_199_254_740_992),
         .double(0.0), .double(-0.0), .double(1.0), .double(1.5), .double(-1.5), .double(2.0), .double(.nan),
         .double(.infinity), .double(-.infinity), .double(9_007_199_254_740_992.0), .double(9_223_372_036_854_775_808.0),
-        .double(-9_223_372_036_854_775_808.0), .double(0.1), .double(5e-324), .double(-1e300),
+        .double(-9_223_372_036_854_775_808.0), .double(0.1), .double(.leastNonzeroMagnitude), .double(-1e300),
     ]
     static let others: [Value] = [
         .null, .bool(false), .bool(true),

@@ -1,0 +1,96 @@
+import Dispatch
+import EmberModel
+import EmberStorage
+
+/// Responsible for: the settings of the client cache's least-recently-used collector.
+public struct GarbageCollectionSettings: Sendable {
+    /// Firestore's default threshold (100 MB).
+    public static let defaultCacheSizeBytes: Int64 = 100 * 1024 * 1024
+    /// The smallest threshold accepted (1 MB).
+    public static let minimumCacheSizeBytes: Int64 = 1024 * 1024
+    /// No threshold: the cache is never collected (Firestore's CACHE_SIZE_UNLIMITED).
+    public static let cacheSizeUnlimited: Int64 = -1
+
+    public var cacheSizeBytes: Int64
+    /// First periodic collection after opening (Firestore: 1 min), then every `interval` (5 min).
+    public var initialDelay: Double
+    public var interval: Double
+    /// A collection also runs once this many documents reached the cache since the last one.
+    public var documentsBetweenCollections: Int
+
+    public init(cacheSizeBytes: Int64 = defaultCacheSizeBytes, initialDelay: Double = 60, interval: Double = 300,
+                documentsBetweenCollections: Int = 5_000) {
+        self.cacheSizeBytes = cacheSizeBytes
+        self.initialDelay = initialDelay
+        self.interval = interval
+        self.documentsBetweenCollections = documentsBetweenCollections
+    }
+
+    public func validate() throws {
+        if cacheSizeBytes != GarbageCollectionSettings.cacheSizeUnlimited && cacheSizeBytes < GarbageCollectionSettings.minimumCacheSizeBytes {
+            throw EmberError.invalidArgument("cacheSizeBytes must be at least \(GarbageCollectionSettings.minimumCacheSizeBytes) (1 MB) or CACHE_SIZE_UNLIMITED (-1), got \(cacheSizeBytes).")
+        }
+    }
+
+    var enabled: Bool { cacheSizeBytes != GarbageCollectionSettings.cacheSizeUnlimited }
+}
+
+/// The cache facet of the sync engine: remembering targets, LRU bookkeeping when a target is
+/// released, and collecting least-recently-used documents that no active target and no pending
+/// write holds — periodically, after enough new documents, and on demand. Worker only.
+extension SyncEngine {
+    /// Records a target that became current (its read time and the LRU clock).
+    func rememberTarget(_ t: Target) {
+        let p = local.persistence
+        p.runTransaction("remember target") {
+            p.targetCache.put(TargetData(targetId: t.key, readTime: t.view.readTime, lastUsed: 0))
+        }
+    }
+
+    /// The last listener of `t` left: its documents become the most recently used, so the
+    /// collector removes documents of targets released earlier first.
+    func targetReleased(_ t: Target) {
+        guard local.persistence.isDurable else { return }
+        local.remote.touch(t.view.matchedKeys)
+        if t.listensToBackend { rememberTarget(t) }
+        if gc.enabled && docsSinceCollection > 0 { scheduleCollection() }
+    }
+
+    func noteRemoteDocuments(_ n: Int) {
+        guard gc.enabled, local.persistence.isDurable else { return }
+        docsSinceCollection += n
+        if docsSinceCollection >= gc.documentsBetweenCollections { scheduleCollection() }
+    }
+
+    private func scheduleCollection() {
+        guard !collectionScheduled else { return }
+        collectionScheduled = true
+        worker.async { [weak self] in
+            guard let self, !self.closed else { return }
+            self.collectionScheduled = false
+            _ = self.collectGarbage()
+        }
+    }
+
+    func schedulePeriodicCollection(after delay: Double) {
+        guard gc.enabled, local.persistence.isDurable else { return }
+        worker.asyncAfter(deadline: .now() + delay) { [weak self] in
+            guard let self, !self.closed else { return }
+            _ = self.collectGarbage()
+            self.schedulePeriodicCollection(after: self.gc.interval)
+        }
+    }
+
+    /// Removes least-recently-used cached documents until the cache is under its threshold,
+    /// keeping those in an active target's view and those with pending writes. Returns how many
+    /// were removed (0 when the cache is unlimited or already small enough).
+    @discardableResult
+    func collectGarbage() -> Int {
+        docsSinceCollection = 0
+        guard gc.enabled else { return 0 }
+        var pinned = Set<DocumentKey>()
+        for t in targets.values { pinned.formUnion(t.view.matchedKeys) }
+        for k in local.pendingKeys { pinned.insert(k) }
+        return local.remote.collectGarbage(thresholdBytes: gc.cacheSizeBytes) { pinned.contains($0) }
+    }
+}

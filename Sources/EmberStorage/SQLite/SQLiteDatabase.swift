@@ -1,0 +1,185 @@
+import CSQLite
+import EmberModel
+
+/// Responsible for: one SQLite connection: opening it, running statements, caching prepared
+/// statements by SQL text, and turning SQLite result codes into `EmberError`s (corruption is
+/// `dataLoss`, a busy or locked file `failedPrecondition`, I/O and permission problems
+/// `unavailable`/`permissionDenied`). Not thread-safe: `SQLitePersistence` serializes access.
+///
+///     let db = try SQLiteDatabase(path: "/tmp/x.ember")
+///     try db.exec("CREATE TABLE t(a)")
+///     let st = try db.statement("SELECT a FROM t WHERE a = ?"); st.bind(1, Int64(3))
+final class SQLiteDatabase {
+    let handle: OpaquePointer
+    let path: String
+    private var cache: [String: SQLiteStatement] = [:]
+
+    init(path: String, readOnly: Bool = false) throws {
+        var h: OpaquePointer?
+        let flags = (readOnly ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)) | SQLITE_OPEN_NOMUTEX
+        let rc = sqlite3_open_v2(path, &h, flags, nil)
+        guard rc == SQLITE_OK, let handle = h else {
+            let msg = h.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
+            if let h { sqlite3_close_v2(h) }
+            throw SQLiteDatabase.error(rc, msg, path: path)
+        }
+        self.handle = handle
+        self.path = path
+        sqlite3_extended_result_codes(handle, 1)
+    }
+
+    func close() {
+        for st in cache.values { st.finalize() }
+        cache.removeAll()
+        sqlite3_close_v2(handle)
+    }
+
+    /// Runs one or more statements without results.
+    func exec(_ sql: String) throws {
+        var err: UnsafeMutablePointer<CChar>?
+        let rc = sqlite3_exec(handle, sql, nil, nil, &err)
+        if rc != SQLITE_OK {
+            let msg = err.map { String(cString: $0) } ?? String(cString: sqlite3_errmsg(handle))
+            sqlite3_free(err)
+            throw SQLiteDatabase.error(rc, msg, path: path)
+        }
+    }
+
+    /// A prepared statement from the cache (reset, bindings cleared), prepared on first use.
+    func statement(_ sql: String) throws -> SQLiteStatement {
+        if let st = cache[sql] {
+            st.reset()
+            return st
+        }
+        var p: OpaquePointer?
+        let rc = sqlite3_prepare_v3(handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &p, nil)
+        guard rc == SQLITE_OK, let p else { throw lastError(rc) }
+        let st = SQLiteStatement(db: self, p)
+        cache[sql] = st
+        return st
+    }
+
+    /// The first column of the first row of `sql` as an integer (nil when there is no row).
+    func scalarInt(_ sql: String, _ args: [SQLiteArg] = []) throws -> Int64? {
+        let st = try statement(sql)
+        defer { st.reset() }
+        for (i, a) in args.enumerated() { st.bind(Int32(i + 1), a) }
+        return try st.step() ? (st.isNull(0) ? nil : st.int(0)) : nil
+    }
+
+    func run(_ sql: String, _ args: [SQLiteArg] = []) throws {
+        let st = try statement(sql)
+        defer { st.reset() }
+        for (i, a) in args.enumerated() { st.bind(Int32(i + 1), a) }
+        while try st.step() {}
+    }
+
+    var changes: Int { Int(sqlite3_changes(handle)) }
+
+    func lastError(_ rc: Int32) -> EmberError {
+        SQLiteDatabase.error(rc, String(cString: sqlite3_errmsg(handle)), path: path)
+    }
+
+    static func error(_ rc: Int32, _ message: String, path: String) -> EmberError {
+        let primary = rc & 0xFF
+        switch primary {
+        case SQLITE_CORRUPT, SQLITE_NOTADB:
+            return EmberError(.dataLoss, "The database file '\(path)' is corrupted (\(message)). Restore it from a copy or delete it and clear persistence.")
+        case SQLITE_BUSY, SQLITE_LOCKED:
+            return EmberError(.failedPrecondition, "The database '\(path)' is locked by another connection (\(message)).")
+        case SQLITE_CANTOPEN:
+            return EmberError(.unavailable, "Cannot open the database file '\(path)' (\(message)): check that its directory exists and is writable.")
+        case SQLITE_READONLY, SQLITE_PERM, SQLITE_AUTH:
+            return EmberError(.permissionDenied, "The database '\(path)' is not writable (\(message)).")
+        case SQLITE_FULL:
+            return EmberError(.resourceExhausted, "The disk holding '\(path)' is full (\(message)).")
+        case SQLITE_IOERR:
+            return EmberError(.unavailable, "I/O error on the database '\(path)' (\(message)).")
+        default:
+            return EmberError(.internal, "SQLite error \(rc) on '\(path)': \(message)")
+        }
+    }
+}
+
+/// A value bound to a statement parameter.
+enum SQLiteArg {
+    case int(Int64)
+    case text(String)
+    case blob([UInt8])
+    case null
+}
+
+/// Responsible for: one prepared statement: binding parameters, stepping, reading columns.
+/// Text and blobs are bound as transient copies (SQLite copies them before the call returns).
+final class SQLiteStatement {
+    unowned let db: SQLiteDatabase
+    let p: OpaquePointer
+
+    init(db: SQLiteDatabase, _ p: OpaquePointer) {
+        self.db = db
+        self.p = p
+    }
+
+    func finalize() { sqlite3_finalize(p) }
+
+    func reset() {
+        sqlite3_reset(p)
+        sqlite3_clear_bindings(p)
+    }
+
+    static let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+
+    func bind(_ i: Int32, _ a: SQLiteArg) {
+        switch a {
+        case .int(let v): sqlite3_bind_int64(p, i, v)
+        case .text(let s): bind(i, s)
+        case .blob(let b): bind(i, b)
+        case .null: sqlite3_bind_null(p, i)
+        }
+    }
+
+    func bind(_ i: Int32, _ v: Int64) { sqlite3_bind_int64(p, i, v) }
+
+    func bind(_ i: Int32, _ s: String) {
+        var s = s
+        s.withUTF8 { u in
+            _ = sqlite3_bind_text(p, i, UnsafeRawPointer(u.baseAddress!).assumingMemoryBound(to: CChar.self), Int32(u.count), SQLiteStatement.transient)
+        }
+    }
+
+    func bind(_ i: Int32, _ b: [UInt8]) {
+        b.withUnsafeBytes { r in
+            // A zero-length blob needs a non-NULL pointer to be a blob rather than NULL.
+            if r.count == 0 { _ = sqlite3_bind_zeroblob(p, i, 0) }
+            else { _ = sqlite3_bind_blob(p, i, r.baseAddress, Int32(r.count), SQLiteStatement.transient) }
+        }
+    }
+
+    /// Advances: true when a row is available, false when done; throws on errors.
+    func step() throws -> Bool {
+        let rc = sqlite3_step(p)
+        if rc == SQLITE_ROW { return true }
+        if rc == SQLITE_DONE { return false }
+        let e = db.lastError(rc)
+        sqlite3_reset(p)
+        throw e
+    }
+
+    func isNull(_ c: Int32) -> Bool { sqlite3_column_type(p, c) == SQLITE_NULL }
+    func int(_ c: Int32) -> Int64 { sqlite3_column_int64(p, c) }
+
+    func text(_ c: Int32) -> String {
+        guard let t = sqlite3_column_text(p, c) else { return "" }
+        let n = Int(sqlite3_column_bytes(p, c))
+        return String(decoding: UnsafeBufferPointer(start: t, count: n), as: UTF8.self)
+    }
+
+    /// The column's bytes, valid until the next step/reset (no copy).
+    func blob(_ c: Int32) -> UnsafeBufferPointer<UInt8> {
+        let n = Int(sqlite3_column_bytes(p, c))
+        guard n > 0, let b = sqlite3_column_blob(p, c) else { return UnsafeBufferPointer(start: nil, count: 0) }
+        return UnsafeBufferPointer(start: b.assumingMemoryBound(to: UInt8.self), count: n)
+    }
+
+    func blobArray(_ c: Int32) -> [UInt8] { Array(blob(c)) }
+}

@@ -1,0 +1,184 @@
+import CSQLite
+import EmberModel
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Responsible for: the durable `Persistence`: one SQLite file (WAL) holding the backend's
+/// documents, the client's cache, its write queue, its targets and the offline indexes. It owns
+/// one connection, serializes every use of it (the backend's queue and the client's worker share
+/// it), runs each `runTransaction` as one SQLite transaction, and holds an exclusive lock file so
+/// a second process (or a second open in this one) gets a clear `failedPrecondition`.
+///
+/// Opening is lazy: it checks the file's header, creates the schema when missing, and reads
+/// nothing else; documents are read as queries need them.
+///
+/// Durability: `synchronous=NORMAL` in WAL mode. Each commit is appended to the WAL before
+/// `runTransaction` returns, so a killed process (`kill -9`) loses nothing committed; a power
+/// loss or OS crash may lose the last transactions (never corrupt the file). `synchronous: .full`
+/// fsyncs the WAL at every commit for power-loss durability at a cost per write.
+///
+///     let p = try SQLitePersistence(path: "/tmp/app.ember")
+///     p.runTransaction("write") { p.mutationQueue.add(batch) }
+public final class SQLitePersistence: Persistence {
+    public enum Synchronous: String, Sendable { case normal = "NORMAL", full = "FULL" }
+
+    public let path: String
+    let db: SQLiteDatabase
+    let lock = RecursiveLock()
+    private var lockFd: Int32
+    private var depth = 0
+    private var closed = false
+    /// The LRU clock: bumped by each outermost transaction.
+    private(set) var sequence: Int64 = 0
+    /// The first storage error met after opening (reads then return nothing, writes are dropped).
+    public private(set) var failure: EmberError?
+
+    private var _backend: SQLiteDocumentStore!
+    private var _remote: SQLiteDocumentStore!
+    private var _queue: SQLiteMutationQueue!
+    private var _targets: SQLiteTargetCache!
+    private var _indexes: SQLiteIndexManager!
+
+    public var backendDocuments: DocumentStore { _backend }
+    public var remoteDocuments: DocumentStore { _remote }
+    public var mutationQueue: MutationQueue { _queue }
+    public var targetCache: TargetCache { _targets }
+    public var indexManager: IndexManager? { _indexes }
+    public var isDurable: Bool { true }
+
+    static let schemaVersion: Int64 = 1
+
+    public init(path: String, synchronous: Synchronous = .normal) throws {
+        self.path = path
+        lockFd = try SQLitePersistence.acquireLock(path)
+        do {
+            try SQLitePersistence.checkHeader(path)
+            db = try SQLiteDatabase(path: path)
+        } catch {
+            Glibc.close(lockFd)
+            throw error
+        }
+        do {
+            try db.exec("PRAGMA busy_timeout=0")
+            // Reading the schema is where SQLite notices a file that is not a database.
+            _ = try db.scalarInt("SELECT count(*) FROM sqlite_master")
+            // Exclusive locking: the lock file already keeps other instances out, so SQLite need
+            // not take file locks per statement, and the WAL index lives in memory (no -shm).
+            try db.exec("PRAGMA locking_mode=EXCLUSIVE; PRAGMA journal_mode=WAL; PRAGMA synchronous=\(synchronous.rawValue); PRAGMA cache_size=-16384; PRAGMA temp_store=MEMORY")
+            try createSchema()
+            _backend = SQLiteDocumentStore(persistence: self, table: "backend_docs", indexes: nil)
+            _indexes = try SQLiteIndexManager(persistence: self)
+            _remote = SQLiteDocumentStore(persistence: self, table: "remote_docs", indexes: _indexes)
+            _queue = SQLiteMutationQueue(persistence: self)
+            _targets = SQLiteTargetCache(persistence: self)
+            sequence = max(try db.scalarInt("SELECT MAX(seq) FROM remote_docs") ?? 0,
+                           try db.scalarInt("SELECT MAX(last_used) FROM targets") ?? 0)
+        } catch {
+            db.close()
+            Glibc.close(lockFd)
+            throw error
+        }
+    }
+
+    private func createSchema() throws {
+        let version = try db.scalarInt("PRAGMA user_version") ?? 0
+        if version > SQLitePersistence.schemaVersion {
+            throw EmberError(.failedPrecondition, "The database '\(path)' was written by a newer Ember (schema \(version)).")
+        }
+        if version == SQLitePersistence.schemaVersion { return }   // reopening: nothing to write
+        let docs = { (t: String) in """
+            CREATE TABLE IF NOT EXISTS \(t)(parent TEXT NOT NULL, id TEXT NOT NULL, grp TEXT NOT NULL,
+              present INTEGER NOT NULL, version INTEGER NOT NULL, create_time INTEGER NOT NULL,
+              update_time INTEGER NOT NULL, data BLOB, size INTEGER NOT NULL, seq INTEGER NOT NULL,
+              PRIMARY KEY(parent, id)) WITHOUT ROWID;
+            CREATE INDEX IF NOT EXISTS \(t)_grp ON \(t)(grp);
+            """ }
+        try db.exec("""
+            BEGIN;
+            CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
+            \(docs("backend_docs"))
+            \(docs("remote_docs"))
+            CREATE INDEX IF NOT EXISTS remote_docs_seq ON remote_docs(seq);
+            CREATE TABLE IF NOT EXISTS mutations(batch_id INTEGER PRIMARY KEY, data BLOB NOT NULL);
+            CREATE TABLE IF NOT EXISTS targets(target_id TEXT PRIMARY KEY, read_time INTEGER NOT NULL, last_used INTEGER NOT NULL) WITHOUT ROWID;
+            CREATE TABLE IF NOT EXISTS index_config(index_id INTEGER PRIMARY KEY, grp TEXT NOT NULL, definition BLOB NOT NULL, auto INTEGER NOT NULL);
+            CREATE TABLE IF NOT EXISTS index_entries(index_id INTEGER NOT NULL, key BLOB NOT NULL, parent TEXT NOT NULL, id TEXT NOT NULL,
+              PRIMARY KEY(index_id, key, parent, id)) WITHOUT ROWID;
+            CREATE INDEX IF NOT EXISTS index_entries_doc ON index_entries(parent, id);
+            PRAGMA user_version=\(SQLitePersistence.schemaVersion);
+            COMMIT;
+            """)
+    }
+
+    // MARK: access
+
+    /// Runs `body` with the connection under the lock; a storage error is recorded and `fallback`
+    /// returned (the protocol's reads and writes do not throw).
+    func access<T>(_ fallback: @autoclosure () -> T, _ body: (SQLiteDatabase) throws -> T) -> T {
+        lock.withLock {
+            if closed { return fallback() }
+            do { return try body(db) } catch {
+                record(error)
+                return fallback()
+            }
+        }
+    }
+
+    func record(_ error: Error) {
+        let e = error as? EmberError ?? EmberError(.internal, "\(error)")
+        if failure == nil {
+            failure = e
+            var msg = "ember: storage error: \(e)\n"
+            msg.withUTF8 { _ = write(2, $0.baseAddress, $0.count) }
+        }
+    }
+
+    public func runTransaction<T>(_ label: String, _ body: () throws -> T) rethrows -> T {
+        try lock.withLock {
+            if closed { return try body() }
+            if depth > 0 {
+                depth += 1
+                defer { depth -= 1 }
+                return try body()
+            }
+            do { try db.exec("BEGIN") } catch { record(error) }
+            sequence += 1
+            depth = 1
+            defer { depth = 0 }
+            let result: T
+            do { result = try body() } catch {
+                do { try db.exec("ROLLBACK") } catch { record(error) }
+                throw error
+            }
+            do { try db.exec("COMMIT") } catch {
+                record(error)
+                try? db.exec("ROLLBACK")
+            }
+            return result
+        }
+    }
+
+    public func metadata(_ key: String) -> Int64? {
+        access(nil) { db in try db.scalarInt("SELECT value FROM meta WHERE key = ?", [.text(key)]) }
+    }
+
+    public func setMetadata(_ key: String, _ value: Int64) {
+        access(()) { db in try db.run("INSERT OR REPLACE INTO meta(key, value) VALUES(?, ?)", [.text(key), .int(value)]) }
+    }
+
+    public func close() {
+        lock.withLock {
+            guard !closed else { return }
+            closed = true
+            db.close()
+            Glibc.close(lockFd)
+            lockFd = -1
+        }
+    }
+
+    deinit { close() }
+
+    /// Bytes of the main file and its WAL (for size reporting).
+    public var fileBytes: Int64 { fileSize(path) + fileSize(path + "-wal") }
+}

@@ -1,0 +1,30 @@
+import XCTest
+import Foundation
+import EmberModel
+import EmberStorage
+
+func skey(_ s: String) -> DocumentKey { try! DocumentKey(parsing: s) }
+func spath(_ s: String) -> ResourcePath { try! ResourcePath(parsing: s) }
+func sdoc(_ k: String, _ d: [String: Value], version: Int64 = 1) -> Document {
+    Document(key: skey(k), data: MapValue(d), version: version, createTime: version, updateTime: version)
+}
+
+/// A fresh directory under /tmp, removed when the test ends.
+final class TempDir {
+    let path: String
+    init(_ name: String = "ember") {
+        path = NSTemporaryDirectory() + "\(name)-\(getpid())-\(UInt64.random(in: 0..<UInt64.max))"
+        try! FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    }
+    func file(_ name: String = "db.ember") -> String { path + "/" + name }
+    deinit { try? FileManager.default.removeItem(atPath: path) }
+}
+
+func errorCode(_ e: Error) -> ErrorCode? { (e as? EmberError)?.code }
+
+/// The directory holding the test bundle and the package's executables.
+func buildProductsDirectory() -> URL {
+    var url = Bundle(for: TempDir.self).bundleURL
+    while url.pathExtension == "xctest" || url.lastPathComponent == "Contents" { url.deleteLastPathComponent() }
+    return url
+}
