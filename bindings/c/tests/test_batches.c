@@ -1,0 +1,2 @@
+#include "harness.h"
+void run_batches(void) {}
