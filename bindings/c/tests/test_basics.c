@@ -147,7 +147,23 @@ static void paths_and_ids(void) {
     ember_auto_id(NULL);
 }
 
+/* The library must not load full Foundation (FoundationEssentials at most). */
+static void no_foundation(void) {
+    FILE *f = fopen("/proc/self/maps", "r");
+    char line[512];
+    int ember = 0, foundation = 0;
+    if (!f) return;
+    while (fgets(line, sizeof line, f)) {
+        if (strstr(line, "libember.so")) ember = 1;
+        if (strstr(line, "libFoundation.so") || strstr(line, "libFoundationNetworking")) foundation = 1;
+    }
+    fclose(f);
+    CHECK(ember);
+    CHECK(!foundation);
+}
+
 void run_basics(void) {
+    RUN(no_foundation);
     RUN(version);
     RUN(error_codes);
     RUN(values_are_exact);
