@@ -99,3 +99,20 @@ install:
 	ln -sf libember.so.0 $(DESTDIR)$(PREFIX)/lib/libember.so
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|0.1.0|' bindings/c/ember.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/ember.pc
 	@echo "installed: cc app.c \$$(PKG_CONFIG_PATH=$(PREFIX)/lib/pkgconfig pkg-config --cflags --libs ember)"
+
+# C-level benchmarks against the release libember (also run by `make bench`).
+bench: bench-c
+.PHONY: bench-c
+bench-c:
+	$(MAKE) --no-print-directory lib LIB_CONFIG=release
+	@mkdir -p .build-lib/c-bench
+	$(CC) -std=c99 -O2 -Wall -Werror -Iinclude bench/c/bench.c -L.build-lib/release -lember -Wl,-rpath,$(abspath .build-lib/release) -lpthread -o .build-lib/c-bench/ember-c-bench
+	.build-lib/c-bench/ember-c-bench
+
+# Installs into a scratch prefix and builds a program with pkg-config, as a user would.
+.PHONY: test-install
+test-install:
+	rm -rf .build-lib/prefix
+	$(MAKE) --no-print-directory install PREFIX=$(abspath .build-lib/prefix)
+	PKG_CONFIG_PATH=$(abspath .build-lib/prefix)/lib/pkgconfig sh -c '$(CC) -std=c99 -Wall -Werror bindings/c/tests/install/app.c $$(pkg-config --cflags --libs ember) -o .build-lib/prefix/app'
+	.build-lib/prefix/app
