@@ -26,7 +26,7 @@ demo: deps
 
 # Every test: the Swift suites (the emulator differential test runs when gcloud's Firestore
 # emulator is installed), then the concurrency tests again under ThreadSanitizer.
-test: test-swift test-tsan
+test: test-swift test-tsan test-c
 
 test-swift: deps
 	$(SWIFT) build -j $(JOBS) --build-tests
@@ -43,3 +43,77 @@ bench: deps
 
 clean:
 	rm -rf .build $(TSAN_PATH) $(BENCH_PATH)
+
+# ---- C ABI (include/ember.h, libember.so, bindings/c) ----
+# LIB_CONFIG=release builds the library in its own scratch path (.build-lib).
+LIB_CONFIG ?= debug
+LIB_PATH   ?= $(if $(filter release,$(LIB_CONFIG)),.build-lib,.build)
+LIB_DIR     = $(LIB_PATH)/$(LIB_CONFIG)
+CTEST_DIR   = $(LIB_PATH)/c-tests
+CC         ?= cc
+CXX        ?= c++
+C_WARN      = -Wall -Wextra -Werror -pedantic
+C_TEST_SRC  = $(wildcard bindings/c/tests/*.c)
+C_TEST_LINK = -Iinclude -Ibindings/c/tests $(C_TEST_SRC) -L$(LIB_DIR) -lember -Wl,-rpath,$(abspath $(LIB_DIR)) -lpthread
+PREFIX     ?= /usr/local
+VALGRIND   ?= valgrind
+
+.PHONY: lib test-c test-c-valgrind test-c-asan install
+
+lib: deps
+	$(SWIFT) build -j $(JOBS) -c $(LIB_CONFIG) --scratch-path $(LIB_PATH) --product ember
+	ln -sf libember.so $(LIB_DIR)/libember.so.0
+
+# The C tests: header as C99 and C++17, exports and SONAME, the tests, then under valgrind and ASan.
+test-c: lib
+	@mkdir -p $(CTEST_DIR)
+	@echo "== exports: only ember_* (and the version node), SONAME libember.so.0"
+	@bad=$$(nm -D --defined-only $(LIB_DIR)/libember.so | awk '$$2 ~ /[A-Z]/ && $$3 !~ /^ember_/ && $$3 != "EMBER_0" {print $$3}'); \
+	  if [ -n "$$bad" ]; then echo "unexpected exports:"; echo "$$bad" | head; exit 1; fi
+	@readelf -d $(LIB_DIR)/libember.so | grep -q 'SONAME.*libember.so.0' || { echo "no SONAME libember.so.0"; exit 1; }
+	@! ldd $(LIB_DIR)/libember.so | grep -q 'libFoundation.so' || { echo "libember links full Foundation"; exit 1; }
+	@echo "== header as C++17"
+	$(CXX) -std=c++17 $(C_WARN) -Iinclude bindings/c/tests/test_header_cpp.cpp -L$(LIB_DIR) -lember -Wl,-rpath,$(abspath $(LIB_DIR)) -o $(CTEST_DIR)/header-cpp
+	$(CTEST_DIR)/header-cpp
+	@echo "== C tests (C99)"
+	$(CC) -std=c99 $(C_WARN) -g -O1 $(C_TEST_LINK) -o $(CTEST_DIR)/ember-ctests
+	$(CTEST_DIR)/ember-ctests
+	$(MAKE) --no-print-directory test-c-valgrind test-c-asan
+
+test-c-valgrind:
+	@echo "== C tests under valgrind (suppressions: Swift runtime only)"
+	$(VALGRIND) --quiet --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite \
+	  --show-leak-kinds=definite --suppressions=bindings/c/tests/valgrind.supp $(CTEST_DIR)/ember-ctests
+
+test-c-asan:
+	@echo "== C tests under AddressSanitizer + UBSan"
+	$(CC) -std=c99 $(C_WARN) -g -O1 -fsanitize=address,undefined -fno-omit-frame-pointer $(C_TEST_LINK) -o $(CTEST_DIR)/ember-ctests-asan
+	ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions=bindings/c/tests/lsan.supp UBSAN_OPTIONS=halt_on_error=1 $(CTEST_DIR)/ember-ctests-asan
+
+# Installs the header, the library (libember.so -> .so.0 -> .so.0.1.0) and ember.pc under PREFIX.
+install:
+	$(MAKE) --no-print-directory lib LIB_CONFIG=release
+	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig
+	install -m 644 include/ember.h $(DESTDIR)$(PREFIX)/include/ember.h
+	install -m 755 .build-lib/release/libember.so $(DESTDIR)$(PREFIX)/lib/libember.so.0.1.0
+	ln -sf libember.so.0.1.0 $(DESTDIR)$(PREFIX)/lib/libember.so.0
+	ln -sf libember.so.0 $(DESTDIR)$(PREFIX)/lib/libember.so
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|0.1.0|' bindings/c/ember.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/ember.pc
+	@echo "installed: cc app.c \$$(PKG_CONFIG_PATH=$(PREFIX)/lib/pkgconfig pkg-config --cflags --libs ember)"
+
+# C-level benchmarks against the release libember (also run by `make bench`).
+bench: bench-c
+.PHONY: bench-c
+bench-c:
+	$(MAKE) --no-print-directory lib LIB_CONFIG=release
+	@mkdir -p .build-lib/c-bench
+	$(CC) -std=c99 -O2 -Wall -Werror -Iinclude bench/c/bench.c -L.build-lib/release -lember -Wl,-rpath,$(abspath .build-lib/release) -lpthread -o .build-lib/c-bench/ember-c-bench
+	.build-lib/c-bench/ember-c-bench
+
+# Installs into a scratch prefix and builds a program with pkg-config, as a user would.
+.PHONY: test-install
+test-install:
+	rm -rf .build-lib/prefix
+	$(MAKE) --no-print-directory install PREFIX=$(abspath .build-lib/prefix)
+	PKG_CONFIG_PATH=$(abspath .build-lib/prefix)/lib/pkgconfig sh -c '$(CC) -std=c99 -Wall -Werror bindings/c/tests/install/app.c $$(pkg-config --cflags --libs ember) -o .build-lib/prefix/app'
+	.build-lib/prefix/app

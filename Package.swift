@@ -12,6 +12,8 @@ let package = Package(
         .library(name: "Ember", targets: ["Ember"]),
         .executable(name: "ember-demo", targets: ["EmberDemo"]),
         .executable(name: "ember-bench", targets: ["EmberBench"]),
+        // The C ABI (include/ember.h): libember.so exports only ember_* and has a SONAME.
+        .library(name: "ember", type: .dynamic, targets: ["EmberC"]),
     ],
     targets: [
         .target(name: "EmberModel", swiftSettings: swift5),
@@ -20,6 +22,10 @@ let package = Package(
         .target(name: "EmberBackend", dependencies: ["EmberModel", "EmberStorage"], swiftSettings: swift5),
         .target(name: "EmberCore", dependencies: ["EmberModel", "EmberStorage", "EmberBackend"], swiftSettings: swift5),
         .target(name: "Ember", dependencies: ["EmberCore"], swiftSettings: swift5),
+        .systemLibrary(name: "CEmberABI", path: "Sources/CEmberABI"),
+        .target(name: "EmberC", dependencies: ["EmberCore", "CEmberABI"], swiftSettings: swift5,
+                linkerSettings: [.unsafeFlags(["-Xlinker", "--version-script=\(Context.packageDirectory)/bindings/c/ember.map",
+                                               "-Xlinker", "-soname=libember.so.0"])]),
         .executableTarget(name: "EmberDemo", dependencies: ["Ember"], swiftSettings: swift5),
         .executableTarget(name: "EmberCrashWriter", dependencies: ["EmberCore"], swiftSettings: swift5),
         .executableTarget(name: "EmberBench", dependencies: ["Ember", "EmberCore", "EmberStorage"], path: "bench/swift", swiftSettings: swift5),

@@ -14,7 +14,8 @@ final class ValueCodecTests: XCTestCase {
         .reference(try! DocumentKey(parsing: "cities/SF")),
         .geoPoint(GeoPoint(latitude: 37.77, longitude: -122.42)),
         .array([]), .array([.int(1), .double(1.0), .string("a")]),
-        .map(MapValue()), .map(MapValue(["a": .int(1), "$x": .string("y")])),
+        .map(MapValue()), .map(MapValue(["a": .int(1), "$x": .string("y")])), .map(MapValue(["$x": .int(1)])),
+        .map(MapValue(["$map": .map(MapValue(["$ref": .int(1)]))])),
         .map(MapValue(["nested": .map(MapValue(["deep": .array([.map(MapValue(["k": .null]))])]))])),
     ]
 

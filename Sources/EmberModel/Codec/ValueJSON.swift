@@ -124,7 +124,8 @@ struct JSONParser {
         }
     }
 
-    mutating func value(depth: Int) throws -> Value {
+    /// `literal`: an object read as a plain map even with one `$` key (the operand of `$map`).
+    mutating func value(depth: Int, literal: Bool = false) throws -> Value {
         if depth > ValueJSON.maxParseDepth { throw error("nested more than \(ValueJSON.maxParseDepth) levels") }
         guard i < bytes.count else { throw error("unexpected end of input") }
         switch bytes[i] {
@@ -159,7 +160,7 @@ struct JSONParser {
                 skipSpace()
                 try expect(":")
                 skipSpace()
-                let v = try value(depth: depth + 1)
+                let v = try value(depth: depth + 1, literal: !literal && order.isEmpty && k == "$map")
                 if entries.updateValue(v, forKey: k) != nil { throw error("duplicate key '\(k)'") }
                 order.append(k)
                 skipSpace()
@@ -168,7 +169,7 @@ struct JSONParser {
                 if bytes[i] == UInt8(ascii: "}") { i += 1; break }
                 throw error("expected ',' or '}'")
             }
-            if order.count == 1, order[0].hasPrefix("$") { return try special(order[0], entries[order[0]]!) }
+            if !literal, order.count == 1, order[0].hasPrefix("$") { return try special(order[0], entries[order[0]]!) }
             return .map(MapValue(entries))
         default:
             return try number()

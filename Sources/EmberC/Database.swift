@@ -1,0 +1,130 @@
+import CEmberABI
+import EmberModel
+import EmberCore
+
+// Responsible for: ember_db: opening (settings), closing (ending its listeners), releasing,
+// the network switch and waiting for pending writes.
+
+/// The object behind `ember_db *`. Queries retain it; its listeners are ended by close().
+final class DBHandle: Counted {
+    let client: EmberClient
+    private let lock = Lock()
+    private var listenerTokens = Set<UInt64>()
+
+    init(client: EmberClient) { self.client = client }
+
+    /// The client, or failed-precondition once closed.
+    func open() throws -> EmberClient {
+        if client.closed { throw EmberError(.failedPrecondition, "The database is closed.") }
+        return client
+    }
+
+    /// Registers a listener's token; false when the database closed meanwhile.
+    func add(_ token: UInt64) -> Bool {
+        lock.withLock {
+            if client.closed { return false }
+            listenerTokens.insert(token)
+            return true
+        }
+    }
+
+    func forget(_ token: UInt64) { _ = lock.withLock { listenerTokens.remove(token) } }
+
+    func close() {
+        client.close()
+        let tokens: Set<UInt64> = lock.withLock { defer { listenerTokens.removeAll() }; return listenerTokens }
+        for t in tokens { Listeners.remove(t) }
+    }
+
+    deinit { close() }
+}
+
+@_cdecl("ember_settings_init")
+public func ember_settings_init(_ s: UnsafeMutablePointer<ember_settings>?) {
+    guard let s else { return }
+    s.pointee = ember_settings(path: nil, persistence: false, cache_size_bytes: 104_857_600)
+}
+
+@_cdecl("ember_db_open")
+public func ember_db_open(_ settings: UnsafePointer<ember_settings>?, _ err: UnsafeMutablePointer<ember_error>?) -> OpaquePointer? {
+    wrap(err, nil) {
+        if let s = settings?.pointee {
+            let size = s.cache_size_bytes
+            if size != 0 && size != -1 && size < 1_048_576 {
+                throw invalid("cache_size_bytes must be at least 1 MiB (1048576) or EMBER_CACHE_SIZE_UNLIMITED, got \(size)")
+            }
+            if let p = s.path {
+                let path = try text(p, "settings.path")
+                throw EmberError(.unimplemented, "Durable storage at '\(path)' is not available yet (it arrives with the SQLite persistence issue); open with path NULL for an in-memory database.")
+            }
+            if s.persistence { throw invalid("settings.persistence needs settings.path (where the cache is kept)") }
+        }
+        return retained(DBHandle(client: EmberClient()))
+    }
+}
+
+@_cdecl("ember_db_close")
+public func ember_db_close(_ db: OpaquePointer?, _ err: UnsafeMutablePointer<ember_error>?) -> Bool {
+    wrap(err, false) {
+        try object(db, DBHandle.self, "db").close()
+        return true
+    }
+}
+
+@_cdecl("ember_db_release")
+public func ember_db_release(_ db: OpaquePointer?) {
+    guard let db else { return }
+    let u = Unmanaged<DBHandle>.fromOpaque(UnsafeRawPointer(db))
+    u.takeUnretainedValue().close()
+    u.release()
+}
+
+@_cdecl("ember_db_disable_network")
+public func ember_db_disable_network(_ db: OpaquePointer?, _ err: UnsafeMutablePointer<ember_error>?) -> Bool {
+    wrap(err, false) { try object(db, DBHandle.self, "db").open().disableNetwork(); return true }
+}
+
+@_cdecl("ember_db_enable_network")
+public func ember_db_enable_network(_ db: OpaquePointer?, _ err: UnsafeMutablePointer<ember_error>?) -> Bool {
+    wrap(err, false) { try object(db, DBHandle.self, "db").open().enableNetwork(); return true }
+}
+
+/// A write completion as a Swift closure calling the C callback (nil when cb is NULL).
+func writeCompletion(_ cb: ember_write_cb?, _ ctx: UnsafeMutableRawPointer?) -> ((EmberError?) -> Void)? {
+    guard let cb else { return nil }
+    let c = UncheckedContext(ctx)
+    return { e in
+        var ev = errorValue(e)
+        cb(c.pointer, &ev)
+    }
+}
+
+/// A caller's context pointer carried into closures that run on other threads.
+struct UncheckedContext: @unchecked Sendable {
+    let pointer: UnsafeMutableRawPointer?
+    init(_ p: UnsafeMutableRawPointer?) { pointer = p }
+}
+
+@_cdecl("ember_db_wait_for_pending_writes")
+public func ember_db_wait_for_pending_writes(_ db: OpaquePointer?, _ cb: ember_write_cb?, _ ctx: UnsafeMutableRawPointer?,
+                                             _ err: UnsafeMutablePointer<ember_error>?) -> Bool {
+    wrap(err, false) {
+        let client = try object(db, DBHandle.self, "db").open()
+        if let done = writeCompletion(cb, ctx) {
+            try client.waitForPendingWrites(done)
+            return true
+        }
+        if client.events.isCurrent {
+            throw EmberError(.failedPrecondition, "ember_db_wait_for_pending_writes with a NULL callback would block the event thread it waits for; pass a callback")
+        }
+        let sem = Semaphore()
+        let box = ErrorBox()
+        try client.waitForPendingWrites { e in box.error = e; sem.signal() }
+        sem.wait()
+        if let e = box.error { throw e }
+        return true
+    }
+}
+
+/// Carries an error from a completion to the waiting thread (the semaphore orders the accesses).
+final class ErrorBox: @unchecked Sendable { var error: EmberError? }

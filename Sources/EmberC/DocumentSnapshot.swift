@@ -1,0 +1,90 @@
+import CEmberABI
+import EmberModel
+#if canImport(Glibc)
+import Glibc
+#endif
+
+// Responsible for: ember_document, one document snapshot (reference counted): existence, id,
+// path, metadata, and its data or one field in either format.
+
+final class CDocument: Counted {
+    let key: DocumentKey
+    /// nil: the document does not exist.
+    let document: Document?
+    let fromCache: Bool
+    /// "cities/SF" with a NUL; the id points into it.
+    let pathC: UnsafeMutablePointer<CChar>
+    let idOffset: Int
+
+    init(key: DocumentKey, document: Document?, fromCache: Bool) {
+        self.key = key
+        self.document = document?.exists == true ? document : nil
+        self.fromCache = fromCache
+        let path = key.path.canonical
+        pathC = cCopy(path)
+        idOffset = path.utf8.count - key.id.utf8.count
+    }
+
+    deinit { free(pathC) }
+}
+
+@_cdecl("ember_document_retain")
+public func ember_document_retain(_ d: OpaquePointer?) -> OpaquePointer? {
+    guard let d else { return nil }
+    _ = Unmanaged<CDocument>.fromOpaque(UnsafeRawPointer(d)).retain()
+    return d
+}
+
+@_cdecl("ember_document_release")
+public func ember_document_release(_ d: OpaquePointer?) {
+    guard let d else { return }
+    Unmanaged<CDocument>.fromOpaque(UnsafeRawPointer(d)).release()
+}
+
+@inline(__always)
+func doc(_ d: OpaquePointer?) -> CDocument? {
+    d.map { Unmanaged<CDocument>.fromOpaque(UnsafeRawPointer($0)).takeUnretainedValue() }
+}
+
+@_cdecl("ember_document_exists")
+public func ember_document_exists(_ d: OpaquePointer?) -> Bool { doc(d)?.document != nil }
+
+@_cdecl("ember_document_id")
+public func ember_document_id(_ d: OpaquePointer?) -> UnsafePointer<CChar>? {
+    guard let o = doc(d) else { return nil }
+    return UnsafePointer(o.pathC + o.idOffset)
+}
+
+@_cdecl("ember_document_path")
+public func ember_document_path(_ d: OpaquePointer?) -> UnsafePointer<CChar>? {
+    guard let o = doc(d) else { return nil }
+    return UnsafePointer(o.pathC)
+}
+
+@_cdecl("ember_document_has_pending_writes")
+public func ember_document_has_pending_writes(_ d: OpaquePointer?) -> Bool { doc(d)?.document?.hasLocalMutations ?? false }
+
+@_cdecl("ember_document_is_from_cache")
+public func ember_document_is_from_cache(_ d: OpaquePointer?) -> Bool { doc(d)?.fromCache ?? false }
+
+@_cdecl("ember_document_data")
+public func ember_document_data(_ d: OpaquePointer?, _ format: Int32, _ outLen: UnsafeMutablePointer<Int>?,
+                                _ err: UnsafeMutablePointer<ember_error>?) -> UnsafeMutablePointer<CChar>? {
+    wrap(err, nil) {
+        let o = try object(d, CDocument.self, "doc")
+        guard let document = o.document else { throw EmberError(.notFound, "Document '\(o.key)' does not exist") }
+        return try encode(.map(document.data), format, outLen)
+    }
+}
+
+@_cdecl("ember_document_get")
+public func ember_document_get(_ d: OpaquePointer?, _ field: UnsafePointer<CChar>?, _ format: Int32,
+                               _ outLen: UnsafeMutablePointer<Int>?, _ err: UnsafeMutablePointer<ember_error>?) -> UnsafeMutablePointer<CChar>? {
+    wrap(err, nil) {
+        let o = try object(d, CDocument.self, "doc")
+        let path = try parseFieldPath(field)
+        guard let document = o.document else { throw EmberError(.notFound, "Document '\(o.key)' does not exist") }
+        guard let v = document.field(path) else { throw EmberError(.notFound, "Field '\(path)' is not in document '\(o.key)'") }
+        return try encode(v, format, outLen)
+    }
+}

@@ -1,0 +1,490 @@
+/*
+ * ember.h: the C ABI of Ember, an embeddable realtime document store (Firestore-like).
+ *
+ * Responsible for: the whole contract between C (and C++, Python, ...) callers and libember.
+ * Hand-written; C99 and C++17 clean. Conventions (../shared/STYLE.md):
+ *
+ *  - Names: ember_<object>_<verb>. Objects are opaque. Enum-like types are fixed-width integers.
+ *  - Errors: every function that can fail takes `ember_error *err` last (may be NULL), returns
+ *    false / NULL / 0 on failure and fills err->code (EMBER_ERR_*, 0 = ok) and err->message.
+ *    On success err->code is set to EMBER_OK. No thread-local "last error", nothing global.
+ *    Nothing traps: NULL arguments, invalid UTF-8, bad paths, malformed values, invalid queries,
+ *    use after close all come back as error codes.
+ *  - Ownership follows the name: _open/_new/_copy/_get(...) of objects return OWNED references,
+ *    released with the one function named on each; accessors return BORROWED pointers valid while
+ *    their parent lives; returned `char *` buffers are OWNED and freed with ember_free().
+ *    Releasing NULL does nothing. Reference-counted objects (document, snapshot) have _retain.
+ *  - Threads: every function may be called from any thread. Callbacks run on the database's
+ *    event thread (one per database, callbacks one at a time, in order) and may call back into
+ *    this ABI, including removing their own listener.
+ *  - Listeners: adding one returns a token (never 0). ember_listener_remove(token) is idempotent;
+ *    when it returns, the callback is not running and never runs again. An optional ctx_free runs
+ *    once the listener is gone.
+ *  - Leak checks: ember_instance_count() is the number of live Ember objects.
+ *
+ * Values cross the ABI in one of two exact formats (ember_format), chosen per call:
+ *
+ *  EMBER_FORMAT_MSGPACK  MessagePack. int families -> int64 (uint64 above INT64_MAX is an error),
+ *                        float32/float64 -> double, str -> string (UTF-8), bin -> bytes,
+ *                        nil, bool, array, map (string keys). Extension types:
+ *                          -1  timestamp  MessagePack's standard timestamp (32/64/96-bit; Ember
+ *                                         keeps microseconds; years 1..9999); written as 96-bit
+ *                           1  reference  the document path as UTF-8 ("cities/SF")
+ *                           2  geopoint   latitude then longitude, big-endian IEEE 754 doubles
+ *  EMBER_FORMAT_JSON     JSON text (UTF-8). An integer literal is an int64, a number with a
+ *                        fraction or exponent is a double (1 is an int, 1.0 a double; output
+ *                        writes doubles with ".0"). Types JSON lacks are one-key objects:
+ *                          {"$double": "NaN" | "Infinity" | "-Infinity" | "-0.0"}
+ *                          {"$timestamp": "2024-05-01T12:00:00.000001Z"}   RFC 3339, UTC, us
+ *                          {"$bytes": "aGVsbG8="}                          base64
+ *                          {"$ref": "cities/SF"}                           document reference
+ *                          {"$geo": [37.77, -122.42]}                      latitude, longitude
+ *                          {"$map": {"$weird": 1}}                         a map with a '$' key
+ *                        Input lengths may be EMBER_NTS for NUL-terminated text. Returned JSON
+ *                        is NUL-terminated (the length excludes the NUL).
+ *
+ * Field transforms (serverTimestamp, increment, arrayUnion, arrayRemove, delete) are not values:
+ * as in Firestore's own Write message (`update` + `update_transforms`), they travel in a
+ * separate TRANSFORMS document, in the same format as the data: a map from field path (dotted,
+ * with `backquotes` for odd names, as in ember_doc_update) to one operation:
+ *
+ *      "serverTimestamp"            the commit time (reads as null until acknowledged)
+ *      "delete"                     remove the field (merge and update only)
+ *      {"increment": 1}             add an int or double (int + int saturates)
+ *      {"arrayUnion": [1, "a"]}     append the elements not already present
+ *      {"arrayRemove": [1]}         remove every equal element
+ *
+ *   e.g. ember_doc_merge(db, "cities/SF", EMBER_FORMAT_JSON, "{\"name\":\"SF\"}", EMBER_NTS,
+ *            "{\"visits\":{\"increment\":1},\"updated\":\"serverTimestamp\"}", EMBER_NTS,
+ *            NULL, 0, NULL, NULL, &err);
+ *
+ * Limits (Firestore's): nesting depth 20, no array directly in an array, 1 MiB per document,
+ * 500 writes per batch or transaction; the decoders refuse input nested deeper than 64.
+ */
+#ifndef EMBER_H
+#define EMBER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---------------------------------------------------------------- version */
+
+#define EMBER_VERSION_MAJOR 0
+#define EMBER_VERSION_MINOR 1
+#define EMBER_VERSION_PATCH 0
+/** X*1000000 + Y*1000 + Z, as SQLITE_VERSION_NUMBER. */
+#define EMBER_VERSION_NUMBER 1000
+#define EMBER_VERSION_STRING "0.1.0"
+
+/** EMBER_VERSION_NUMBER of the library actually loaded (compare with the header's). */
+int32_t ember_libversion_number(void);
+/** "0.1.0" of the library loaded. Static storage: never free. */
+const char *ember_libversion(void);
+
+/* ---------------------------------------------------------------- errors */
+
+/** Error codes: gRPC / Firestore status codes. New codes may be added after 16. */
+enum {
+    EMBER_OK = 0,
+    EMBER_ERR_CANCELLED = 1,           /* operation cancelled (e.g. database closed before the ack) */
+    EMBER_ERR_UNKNOWN = 2,
+    EMBER_ERR_INVALID_ARGUMENT = 3,    /* NULL, bad UTF-8, bad path, malformed value, invalid query */
+    EMBER_ERR_DEADLINE_EXCEEDED = 4,   /* no answer in time */
+    EMBER_ERR_NOT_FOUND = 5,           /* update of a missing document; missing field or data */
+    EMBER_ERR_ALREADY_EXISTS = 6,
+    EMBER_ERR_PERMISSION_DENIED = 7,
+    EMBER_ERR_RESOURCE_EXHAUSTED = 8,
+    EMBER_ERR_FAILED_PRECONDITION = 9, /* use after close; object in the wrong state */
+    EMBER_ERR_ABORTED = 10,            /* transaction lost to contention (after its retries) */
+    EMBER_ERR_OUT_OF_RANGE = 11,       /* index past the end */
+    EMBER_ERR_UNIMPLEMENTED = 12,      /* e.g. durable storage at a path (arrives later) */
+    EMBER_ERR_INTERNAL = 13,
+    EMBER_ERR_UNAVAILABLE = 14,        /* offline: a read the cache cannot answer, a transaction */
+    EMBER_ERR_DATA_LOSS = 15,
+    EMBER_ERR_UNAUTHENTICATED = 16
+};
+
+#define EMBER_ERROR_MESSAGE_SIZE 504
+
+/** Filled by a failing call. The message is UTF-8, NUL-terminated, truncated to fit. */
+typedef struct ember_error {
+    int32_t code;                              /* EMBER_OK or EMBER_ERR_* */
+    char message[EMBER_ERROR_MESSAGE_SIZE];    /* "" when code is EMBER_OK */
+} ember_error;
+
+/** "OK", "INVALID_ARGUMENT", ...; "UNKNOWN" for a code outside the table. Static storage. */
+const char *ember_error_code_name(int32_t code);
+
+/* ---------------------------------------------------------------- memory, values, paths */
+
+/** Frees a buffer returned by this library (char * results). NULL does nothing. */
+void ember_free(void *buffer);
+
+/** Number of live Ember objects (databases, queries, filters, batches, documents, snapshots,
+ *  listeners). Tests assert it is back to 0 after releasing everything. */
+int64_t ember_instance_count(void);
+
+typedef int32_t ember_format;
+enum { EMBER_FORMAT_MSGPACK = 0, EMBER_FORMAT_JSON = 1 };
+
+/** Pass as a length for NUL-terminated text. */
+#define EMBER_NTS ((size_t)-1)
+
+/** Decodes one value in `from` and encodes it in `to` (also validates: same format both ways).
+ *  Returns an OWNED buffer (ember_free), its length in *out_len (may be NULL); NULL on error. */
+char *ember_value_convert(const void *data, size_t len, ember_format from, ember_format to,
+                          size_t *out_len, ember_error *err);
+
+enum { EMBER_PATH_INVALID = 0, EMBER_PATH_COLLECTION = 1, EMBER_PATH_DOCUMENT = 2 };
+
+/** Validates a slash-separated path: EMBER_PATH_DOCUMENT (even number of segments),
+ *  EMBER_PATH_COLLECTION (odd), or EMBER_PATH_INVALID with err filled. */
+int32_t ember_path_kind(const char *path, ember_error *err);
+
+/** Writes a new random 20-character document id (Firestore's alphabet) and a NUL to out[21]. */
+void ember_auto_id(char out[21]);
+
+/* ---------------------------------------------------------------- database */
+
+typedef struct ember_db ember_db;
+
+#define EMBER_CACHE_SIZE_UNLIMITED ((int64_t)-1)
+#define EMBER_CACHE_SIZE_DEFAULT ((int64_t)104857600) /* 100 MiB */
+
+typedef struct ember_settings {
+    /** Where the database lives; NULL: in memory. Durable storage arrives with the SQLite issue:
+     *  until then a path gives EMBER_ERR_UNIMPLEMENTED. */
+    const char *path;
+    /** Keep the cache on disk (needs `path`). */
+    bool persistence;
+    /** Cache size threshold in bytes: >= 1 MiB, or EMBER_CACHE_SIZE_UNLIMITED; 0 = default. */
+    int64_t cache_size_bytes;
+} ember_settings;
+
+/** Fills the defaults: in memory, no persistence, EMBER_CACHE_SIZE_DEFAULT. */
+void ember_settings_init(ember_settings *settings);
+
+/** Opens a database with its own in-process backend. settings may be NULL (defaults).
+ *  Returns an OWNED handle released with ember_db_release; NULL on error. */
+ember_db *ember_db_open(const ember_settings *settings, ember_error *err);
+
+/** Closes the database: every listener ends (its ctx_free runs before this returns), unacked
+ *  write callbacks get EMBER_ERR_CANCELLED, callbacks already posted run, the event thread
+ *  stops. Idempotent. Afterwards every call on the database (and its queries) fails with
+ *  EMBER_ERR_FAILED_PRECONDITION. May be called from any thread, including from a callback (then
+ *  the callback must not use its ctx after the call: its ctx_free has run). The handle stays
+ *  valid until ember_db_release. */
+bool ember_db_close(ember_db *db, ember_error *err);
+
+/** Closes (if needed) and releases the caller's handle. NULL does nothing. Queries that still
+ *  hold the database keep their memory valid but fail with EMBER_ERR_FAILED_PRECONDITION. */
+void ember_db_release(ember_db *db);
+
+/** Network switch: while disabled, writes queue, listeners serve the cache (is_from_cache). */
+bool ember_db_disable_network(ember_db *db, ember_error *err);
+bool ember_db_enable_network(ember_db *db, ember_error *err);
+
+/**
+ * Completion of a write, a batch commit or ember_db_wait_for_pending_writes: error->code is
+ * EMBER_OK when the backend acknowledged, else why it did not (e.g. EMBER_ERR_CANCELLED when
+ * the database closed first). `error` is BORROWED for the call.
+ * @warning Runs on the database's event thread; may call back into the ABI.
+ * Runs exactly once when the call that took it returned true; never when it returned false.
+ */
+typedef void (*ember_write_cb)(void *ctx, const ember_error *error);
+
+/** Calls `cb` once every write made so far is acknowledged (or failed). cb NULL: blocks the
+ *  calling thread until then instead (refused with EMBER_ERR_FAILED_PRECONDITION from a
+ *  callback, where it would wait for itself). */
+bool ember_db_wait_for_pending_writes(ember_db *db, ember_write_cb cb, void *ctx, ember_error *err);
+
+/* ---------------------------------------------------------------- writes to documents */
+
+/*
+ * All writes are applied locally at once (listeners see them, with has_pending_writes, before
+ * the call returns to its caller's next event) and sent to the backend when the network is on.
+ * `path` is a document path ("cities/SF"). `data`/`transforms` are in `format`; transforms may
+ * be NULL (with length 0). `cb` (may be NULL) runs on the event thread when the backend answers.
+ * Each returns false (and `cb` never runs) when the write is refused at once.
+ */
+
+/** Replaces the document with `data` (a map). "delete" transforms are refused. */
+bool ember_doc_set(ember_db *db, const char *path, ember_format format,
+                   const void *data, size_t data_len, const void *transforms, size_t transforms_len,
+                   ember_write_cb cb, void *ctx, ember_error *err);
+
+/** Set with merge: fields == NULL (n_fields 0) merges every field given in `data` (nested maps
+ *  merge field by field, SetOptions.merge()); otherwise only the listed field paths are
+ *  written (SetOptions.mergeFields), each must be in data or transforms. */
+bool ember_doc_merge(ember_db *db, const char *path, ember_format format,
+                     const void *data, size_t data_len, const void *transforms, size_t transforms_len,
+                     const char *const *fields, size_t n_fields,
+                     ember_write_cb cb, void *ctx, ember_error *err);
+
+/** Updates the fields of an existing document: `data` is a map whose KEYS ARE FIELD PATHS
+ *  ("address.city", "`odd.name`"); values replace the field at that path. At least one field
+ *  in data or transforms. Fails (to cb) with EMBER_ERR_NOT_FOUND when the document is missing. */
+bool ember_doc_update(ember_db *db, const char *path, ember_format format,
+                      const void *data, size_t data_len, const void *transforms, size_t transforms_len,
+                      ember_write_cb cb, void *ctx, ember_error *err);
+
+bool ember_doc_delete(ember_db *db, const char *path, ember_write_cb cb, void *ctx, ember_error *err);
+
+/* ---------------------------------------------------------------- document snapshots */
+
+typedef struct ember_document ember_document;
+
+typedef int32_t ember_source;
+enum {
+    EMBER_SOURCE_DEFAULT = 0, /* the backend when online, else the cache */
+    EMBER_SOURCE_SERVER = 1,  /* the backend only (EMBER_ERR_UNAVAILABLE offline) */
+    EMBER_SOURCE_CACHE = 2    /* the cache only */
+};
+
+/** Reads a document (blocking the caller until the answer; safe from a callback). Returns an
+ *  OWNED snapshot (ember_document_release) that may say the document does not exist; NULL on
+ *  error (e.g. EMBER_ERR_UNAVAILABLE offline when the cache does not have it). */
+ember_document *ember_doc_get(ember_db *db, const char *path, ember_source source, ember_error *err);
+
+/** Adds a reference to a document snapshot (owned or borrowed); returns it. NULL gives NULL. */
+ember_document *ember_document_retain(const ember_document *doc);
+/** Drops one reference. NULL does nothing. */
+void ember_document_release(const ember_document *doc);
+
+bool ember_document_exists(const ember_document *doc);
+/** The document's id ("SF") and full path ("cities/SF"): BORROWED, valid while `doc` lives. */
+const char *ember_document_id(const ember_document *doc);
+const char *ember_document_path(const ember_document *doc);
+/** Local writes not yet acknowledged are applied to this document. */
+bool ember_document_has_pending_writes(const ember_document *doc);
+/** The snapshot came from the cache (offline, cache source, or not yet confirmed). */
+bool ember_document_is_from_cache(const ember_document *doc);
+
+/** All fields as one map. OWNED buffer (ember_free); NULL with EMBER_ERR_NOT_FOUND when the
+ *  document does not exist. Pending server timestamps read as null. */
+char *ember_document_data(const ember_document *doc, ember_format format, size_t *out_len,
+                          ember_error *err);
+/** One field by field path. OWNED buffer; NULL with EMBER_ERR_NOT_FOUND when absent. */
+char *ember_document_get(const ember_document *doc, const char *field_path, ember_format format,
+                         size_t *out_len, ember_error *err);
+
+/* ---------------------------------------------------------------- write batches */
+
+typedef struct ember_batch ember_batch;
+
+/** A batch of up to 500 writes committed atomically. OWNED (ember_batch_release). */
+ember_batch *ember_batch_new(ember_db *db, ember_error *err);
+void ember_batch_release(ember_batch *batch);
+
+/** Same arguments and rules as ember_doc_*; the write is checked now, applied at commit. */
+bool ember_batch_set(ember_batch *batch, const char *path, ember_format format,
+                     const void *data, size_t data_len, const void *transforms, size_t transforms_len,
+                     ember_error *err);
+bool ember_batch_merge(ember_batch *batch, const char *path, ember_format format,
+                       const void *data, size_t data_len, const void *transforms, size_t transforms_len,
+                       const char *const *fields, size_t n_fields, ember_error *err);
+bool ember_batch_update(ember_batch *batch, const char *path, ember_format format,
+                        const void *data, size_t data_len, const void *transforms, size_t transforms_len,
+                        ember_error *err);
+bool ember_batch_delete(ember_batch *batch, const char *path, ember_error *err);
+
+/** Applies every write at once. A batch commits once: later calls on it fail with
+ *  EMBER_ERR_FAILED_PRECONDITION. An empty batch commits (cb gets EMBER_OK). */
+bool ember_batch_commit(ember_batch *batch, ember_write_cb cb, void *ctx, ember_error *err);
+
+/* ---------------------------------------------------------------- transactions */
+
+typedef struct ember_transaction ember_transaction;
+
+/**
+ * The body of a transaction. Reads (ember_transaction_get) must come before writes. Return
+ * true to commit; false to abort, with the reason in `err` (BORROWED; if left at EMBER_OK the
+ * transaction fails with EMBER_ERR_ABORTED). `tx` is BORROWED for the call only.
+ * @warning Runs on the thread that called ember_db_run_transaction, possibly several times
+ * (once per attempt): keep side effects out of it.
+ */
+typedef bool (*ember_transaction_fn)(ember_transaction *tx, void *ctx, ember_error *err);
+
+/** Runs `fn` until its commit succeeds, at most `max_attempts` times (0: 5) when documents it
+ *  read changed. Blocks the caller. Refused with EMBER_ERR_UNAVAILABLE while the network is
+ *  disabled; EMBER_ERR_ABORTED after the last lost attempt. */
+bool ember_db_run_transaction(ember_db *db, int32_t max_attempts, ember_transaction_fn fn,
+                              void *ctx, ember_error *err);
+
+/** Reads a document at the backend. OWNED snapshot (ember_document_release); NULL on error. */
+ember_document *ember_transaction_get(ember_transaction *tx, const char *path, ember_error *err);
+
+/** Buffered writes, committed when `fn` returns true. A refused write also fails the commit. */
+bool ember_transaction_set(ember_transaction *tx, const char *path, ember_format format,
+                           const void *data, size_t data_len, const void *transforms,
+                           size_t transforms_len, ember_error *err);
+bool ember_transaction_merge(ember_transaction *tx, const char *path, ember_format format,
+                             const void *data, size_t data_len, const void *transforms,
+                             size_t transforms_len, const char *const *fields, size_t n_fields,
+                             ember_error *err);
+bool ember_transaction_update(ember_transaction *tx, const char *path, ember_format format,
+                              const void *data, size_t data_len, const void *transforms,
+                              size_t transforms_len, ember_error *err);
+bool ember_transaction_delete(ember_transaction *tx, const char *path, ember_error *err);
+
+/* ---------------------------------------------------------------- queries */
+
+typedef struct ember_query ember_query;
+typedef struct ember_filter ember_filter;
+typedef struct ember_snapshot ember_snapshot;
+
+typedef int32_t ember_op;
+enum {
+    EMBER_OP_LESS_THAN = 0,             /* <  */
+    EMBER_OP_LESS_THAN_OR_EQUAL = 1,    /* <= */
+    EMBER_OP_EQUAL = 2,                 /* == */
+    EMBER_OP_NOT_EQUAL = 3,             /* != */
+    EMBER_OP_GREATER_THAN = 4,          /* >  */
+    EMBER_OP_GREATER_THAN_OR_EQUAL = 5, /* >= */
+    EMBER_OP_ARRAY_CONTAINS = 6,
+    EMBER_OP_ARRAY_CONTAINS_ANY = 7,    /* value: a non-empty array (at most 30) */
+    EMBER_OP_IN = 8,                    /* value: a non-empty array (at most 30) */
+    EMBER_OP_NOT_IN = 9                 /* value: a non-empty array (at most 10) */
+};
+
+typedef int32_t ember_cursor;
+enum {
+    EMBER_CURSOR_START_AT = 0,
+    EMBER_CURSOR_START_AFTER = 1,
+    EMBER_CURSOR_END_AT = 2,
+    EMBER_CURSOR_END_BEFORE = 3
+};
+
+/** The field path of a document's id (FieldPath.documentId()); its operands may be plain ids
+ *  (strings) or references. */
+#define EMBER_DOCUMENT_ID "__name__"
+
+/** A query over one collection ("cities", "cities/SF/landmarks"). OWNED (ember_query_release);
+ *  it keeps the database's handle alive. Builder calls change the query in place; the first
+ *  rule broken is reported by that call (and leaves the query unchanged). */
+ember_query *ember_query_new(ember_db *db, const char *collection_path, ember_error *err);
+/** A query over every collection with this id (no '/'). OWNED. */
+ember_query *ember_query_new_collection_group(ember_db *db, const char *collection_id, ember_error *err);
+/** An independent copy (OWNED), e.g. to branch a query. NULL gives NULL. */
+ember_query *ember_query_copy(const ember_query *query);
+void ember_query_release(ember_query *query);
+
+/** Adds `field op value` (ANDed with the others). `value` is one value in `format`. */
+bool ember_query_where(ember_query *query, const char *field_path, ember_op op, ember_format format,
+                       const void *value, size_t value_len, ember_error *err);
+/** Adds a (composite) filter. The filter is only read: the caller keeps and releases it. */
+bool ember_query_where_filter(ember_query *query, const ember_filter *filter, ember_error *err);
+bool ember_query_order_by(ember_query *query, const char *field_path, bool descending, ember_error *err);
+/** The first n (limit) or the last n (limit_to_last, needs an order-by when run); n > 0. */
+bool ember_query_limit(ember_query *query, int64_t n, ember_error *err);
+bool ember_query_limit_to_last(ember_query *query, int64_t n, ember_error *err);
+/** Sets a cursor from values: `values` is an ARRAY in `format`, one per order-by, in order. */
+bool ember_query_cursor(ember_query *query, ember_cursor cursor, ember_format format,
+                        const void *values, size_t values_len, ember_error *err);
+/** Sets a cursor at a document snapshot (its values in the query's full order). */
+bool ember_query_cursor_document(ember_query *query, ember_cursor cursor, const ember_document *doc,
+                                 ember_error *err);
+
+/** A field comparison, for composing with ember_filter_and/_or. OWNED (ember_filter_release). */
+ember_filter *ember_filter_field(const char *field_path, ember_op op, ember_format format,
+                                 const void *value, size_t value_len, ember_error *err);
+/** AND / OR of filters (only read: the caller still releases them). n may be 0 (matches all). */
+ember_filter *ember_filter_and(const ember_filter *const *filters, size_t n, ember_error *err);
+ember_filter *ember_filter_or(const ember_filter *const *filters, size_t n, ember_error *err);
+void ember_filter_release(ember_filter *filter);
+
+/** Runs the query once (blocking; safe from a callback). OWNED snapshot (ember_snapshot_release). */
+ember_snapshot *ember_query_get(const ember_query *query, ember_source source, ember_error *err);
+/** Counts the matching documents at the backend (blocking). EMBER_ERR_UNAVAILABLE offline. */
+bool ember_query_count(const ember_query *query, int64_t *out_count, ember_error *err);
+
+/* ---------------------------------------------------------------- query snapshots */
+
+#define EMBER_NPOS ((size_t)-1)
+
+typedef int32_t ember_change_type;
+enum { EMBER_CHANGE_ADDED = 0, EMBER_CHANGE_MODIFIED = 1, EMBER_CHANGE_REMOVED = 2 };
+
+/** One document change. Order within a snapshot: removed, added, modified; indexes replay step
+ *  by step on the previous list. old_index is EMBER_NPOS for added, new_index for removed. */
+typedef struct ember_document_change {
+    ember_change_type type;
+    const ember_document *document; /* BORROWED from the snapshot */
+    size_t old_index;
+    size_t new_index;
+} ember_document_change;
+
+ember_snapshot *ember_snapshot_retain(const ember_snapshot *snapshot);
+void ember_snapshot_release(const ember_snapshot *snapshot);
+/** Number of documents. */
+size_t ember_snapshot_size(const ember_snapshot *snapshot);
+/** The i-th document in query order: BORROWED from the snapshot; NULL when i is out of range. */
+const ember_document *ember_snapshot_document(const ember_snapshot *snapshot, size_t i);
+size_t ember_snapshot_change_count(const ember_snapshot *snapshot);
+/** Fills *out with change i; false (EMBER_ERR_OUT_OF_RANGE) past the end. */
+bool ember_snapshot_change(const ember_snapshot *snapshot, size_t i, ember_document_change *out,
+                           ember_error *err);
+bool ember_snapshot_is_from_cache(const ember_snapshot *snapshot);
+/** Local writes not yet acknowledged touch a document of the result. */
+bool ember_snapshot_has_pending_writes(const ember_snapshot *snapshot);
+
+/* ---------------------------------------------------------------- listeners */
+
+typedef uint64_t ember_listener_token;
+
+/** Options of a listener (bit flags, 0 = defaults). */
+enum {
+    EMBER_LISTEN_INCLUDE_METADATA_CHANGES = 1, /* also raise metadata-only changes */
+    EMBER_LISTEN_SOURCE_CACHE = 2              /* listen to the cache only, never the backend */
+};
+
+/**
+ * A document listener's callback: either `doc` (BORROWED for the call: ember_document_retain to
+ * keep it; it may say the document does not exist) and error == NULL, or doc == NULL and
+ * `error` (BORROWED), after which the listener has ended and the callback never runs again.
+ * @warning Runs on the database's event thread, one callback at a time. May call back into
+ * the ABI, including ember_listener_remove of its own token.
+ */
+typedef void (*ember_document_listener_cb)(void *ctx, const ember_document *doc, const ember_error *error);
+
+/**
+ * A query listener's callback: `snapshot` (BORROWED for the call: ember_snapshot_retain to keep
+ * it) and error == NULL, or snapshot == NULL and the `error` that ended the listener.
+ * @warning Runs on the database's event thread, one callback at a time. May call back into
+ * the ABI, including ember_listener_remove of its own token.
+ */
+typedef void (*ember_query_listener_cb)(void *ctx, const ember_snapshot *snapshot, const ember_error *error);
+
+/**
+ * Runs when the listener is gone (removed, ended by an error, or its database closed), after
+ * its last callback has returned: on the event thread, or on the thread that closes the db.
+ */
+typedef void (*ember_ctx_free)(void *ctx);
+
+/** Listens to one document. Returns a token (never 0), or 0 with err when refused at once
+ *  (then ctx_free is not called). */
+ember_listener_token ember_doc_listen(ember_db *db, const char *path, uint32_t flags,
+                                      ember_document_listener_cb cb, void *ctx,
+                                      ember_ctx_free ctx_free, ember_error *err);
+
+/** Listens to a query (the query is only read: release it when you like). Invalid queries
+ *  (e.g. limit_to_last without order-by) are refused here. */
+ember_listener_token ember_query_listen(const ember_query *query, uint32_t flags,
+                                        ember_query_listener_cb cb, void *ctx,
+                                        ember_ctx_free ctx_free, ember_error *err);
+
+/** Stops a listener. Idempotent (unknown and 0 tokens do nothing). When it returns, the
+ *  callback is not running and never runs again (from inside the callback itself: it runs no
+ *  more after it returns). */
+void ember_listener_remove(ember_listener_token token);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* EMBER_H */
