@@ -22,7 +22,7 @@ from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequ
 from . import _ember
 from ._documents import (DocumentSnapshot, Watch, WriteResult, _TransactionalDocumentSnapshot,
                          document_dispatcher)
-from ._errors import AlreadyExistsError, EmberError, FailedPreconditionError, InvalidArgumentError
+from ._errors import AlreadyExistsError, EmberError, FailedPreconditionError, InvalidArgumentError, UnavailableError
 from ._values import ListenSource, Source, field_path_str
 
 CACHE_SIZE_UNLIMITED = -1
@@ -347,7 +347,11 @@ class WriteBatch:
 
     def create(self, reference: DocumentReference, document_data: Dict[str, Any]) -> "WriteBatch":
         """Checks the local view now (the C ABI has no create precondition for batches)."""
-        if self._client._db.get(reference._path, int(Source.CACHE)).exists:
+        try:
+            exists = self._client._db.get(reference._path, int(Source.CACHE)).exists
+        except UnavailableError:
+            exists = False
+        if exists:
             raise AlreadyExistsError(f"create(): the document {reference._path} already exists")
         return self.set(reference, document_data)
 
