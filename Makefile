@@ -117,3 +117,35 @@ test-install:
 	$(MAKE) --no-print-directory install PREFIX=$(abspath .build-lib/prefix)
 	PKG_CONFIG_PATH=$(abspath .build-lib/prefix)/lib/pkgconfig sh -c '$(CC) -std=c99 -Wall -Werror bindings/c/tests/install/app.c $$(pkg-config --cflags --libs ember) -o .build-lib/prefix/app'
 	.build-lib/prefix/app
+# ---------------------------------------------------------------- Python package (bindings/python)
+# `pip install ./bindings/python` builds libember (release, scratch .build-python) and the C
+# extension; the test venv and pytest are created here, never by hand.
+PYTHON     ?= python3
+PY_VENV    ?= .venv-test
+PY         := $(PY_VENV)/bin/python
+
+.PHONY: python-venv python-install test-python demo-python bench-python
+
+$(PY):
+	$(PYTHON) -m venv $(PY_VENV)
+
+python-venv: $(PY)
+	@$(PY) -c "import pytest" 2>/dev/null || $(PY) -m pip install -q pytest
+
+python-install: deps python-venv
+	EMBER_SWIFT_JOBS=$(JOBS) $(PY) -m pip install -q --force-reinstall --no-deps ./bindings/python
+
+test-python: python-install
+	cd bindings/python && ../../$(PY) -m pytest -q -p no:cacheprovider tests
+
+# The seed's scenario in Python (the package installed in $(PY_VENV)).
+demo-python: python-install
+	cd /tmp && $(CURDIR)/$(PY) $(CURDIR)/bindings/python/examples/demo.py
+
+# Python benchmarks (a)(b)(c) beside the peers' scripts run in the same session.
+bench-python: python-install
+	$(PY) bench/python/bench_ember.py
+
+test: test-python
+demo: demo-python
+bench: bench-python

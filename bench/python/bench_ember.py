@@ -1,0 +1,218 @@
+#!/usr/bin/env python3
+"""Ember's Python benchmarks, same workloads and document shape as ../../../shared/peers/:
+
+  (a) document listener: write one 5-field doc, time from just before set() until the user
+      callback runs with the new document; 2,000 iterations after 50 warm-up; p50/p99 us
+      (targets 20 / 60 us)
+  (b) query listener: 10,000 docs, listener on state == "CA" (1,000 matches), update one matching
+      doc, time to the callback carrying the MODIFIED change; 500 iterations after 50 warm-up;
+      p50/p99 us (target p50 <= 25 us)
+  (c) bulk insert of 100,000 docs with WriteBatch (500 per batch), in memory; docs/s
+      (target >= 300,000)
+  (d) equality query group == 42 over 100,000 docs returning 1,000 dicts; median of 20; ms
+
+Then it runs the peers' scripts that can run here (SQLite via stdlib/apsw and TinyDB, when their
+packages are importable by this Python or by $PEERS_VENVS/main) and prints everything side by
+side. QUICK=1 makes every size 10x smaller. Prints one `RESULT {json}` line for Ember.
+"""
+import json
+import math
+import os
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from time import perf_counter_ns
+
+import ember
+
+QUICK = os.environ.get("QUICK") == "1"
+N_A = 200 if QUICK else 2000
+N_B = 100 if QUICK else 500
+N_B_COLL = 10_000
+N_C = 10_000 if QUICK else 100_000
+N_D_REPS = 5 if QUICK else 20
+WARMUP = 50
+STATES = ["CA", "NY", "TX", "WA", "FL", "IL", "OR", "NV", "AZ", "CO"]
+PEERS = Path(os.environ.get("PEERS_DIR", Path(__file__).resolve().parents[3] / "shared" / "peers"))
+
+
+def make_doc(i, v=0):
+    return {"name": f"user{i}", "age": 20 + (i + v) % 50, "state": STATES[i % 10],
+            "group": (i * 37) % 100, "score": (i % 1000) / 10 + v}
+
+
+def pctl(vals, p):
+    s = sorted(vals)
+    return s[max(0, min(len(s) - 1, math.ceil(p / 100 * len(s)) - 1))]
+
+
+def lat(ns):
+    return {"n": len(ns), "p50_us": round(pctl(ns, 50) / 1e3, 1), "p99_us": round(pctl(ns, 99) / 1e3, 1)}
+
+
+def bench_a(db):
+    ref = db.collection("docs").document("a")
+    box = {"t": 0, "want": None}
+    ev = threading.Event()
+
+    def on_snapshot(docs, changes, read_time):
+        d = docs[0]
+        if d.exists and d.get("score") == box["want"]:
+            box["t"] = perf_counter_ns()
+            ev.set()
+
+    watch = ref.on_snapshot(on_snapshot)
+    out = []
+    for i in range(WARMUP + N_A):
+        doc = make_doc(0, i + 1)
+        box["want"] = doc["score"]
+        ev.clear()
+        t0 = perf_counter_ns()
+        ref.set(doc)
+        if not ev.wait(5):
+            raise SystemExit("(a) no callback in 5 s")
+        if i >= WARMUP:
+            out.append(box["t"] - t0)
+    watch.unsubscribe()
+    return lat(out)
+
+
+def bench_b(db):
+    coll = db.collection("qdocs")
+    batch = db.batch()
+    for i in range(N_B_COLL):
+        batch.set(coll.document(f"q{i}"), make_doc(i))
+        if len(batch) == 500:
+            batch.commit()
+            batch = db.batch()
+    batch.commit()
+    db.wait_for_pending_writes()
+    box = {"t": 0, "id": None, "matches": 0}
+    ev = threading.Event()
+
+    def on_snapshot(docs, changes, read_time):
+        box["matches"] = len(docs)
+        for c in changes:
+            if c.type is ember.ChangeType.MODIFIED and c.document.id == box["id"]:
+                box["t"] = perf_counter_ns()
+                ev.set()
+
+    watch = coll.where(filter=ember.FieldFilter("state", "==", "CA")).on_snapshot(on_snapshot)
+    time.sleep(0.2)
+    matching = [i for i in range(N_B_COLL) if STATES[i % 10] == "CA"]
+    out = []
+    for i in range(WARMUP + N_B):
+        j = matching[i % len(matching)]
+        ref = coll.document(f"q{j}")
+        box["id"] = ref.id
+        ev.clear()
+        t0 = perf_counter_ns()
+        ref.set(make_doc(j, i + 1))
+        if not ev.wait(5):
+            raise SystemExit("(b) no callback in 5 s")
+        if i >= WARMUP:
+            out.append(box["t"] - t0)
+    watch.unsubscribe()
+    r = lat(out)
+    r["initial_matches"] = box["matches"]
+    return r
+
+
+def bench_c(db):
+    coll = db.collection("bulk")
+    docs = [make_doc(i) for i in range(N_C)]
+    t0 = time.perf_counter()
+    batch = db.batch()
+    for i, d in enumerate(docs):
+        batch.set(coll.document(f"b{i}"), d)
+        if len(batch) == 500:
+            batch.commit()
+            batch = db.batch()
+    batch.commit()
+    dt = time.perf_counter() - t0
+    db.wait_for_pending_writes()
+    dt_acked = time.perf_counter() - t0
+    return {"docs_per_s": round(N_C / dt), "docs_per_s_acknowledged": round(N_C / dt_acked),
+            "method": "WriteBatch, 500 set() per commit, applied locally (acknowledged figure waits for the backend)"}
+
+
+def bench_d(db):
+    q = db.collection("bulk").where(filter=ember.FieldFilter("group", "==", 42))
+    q.get()
+    ts = []
+    n = 0
+    for _ in range(N_D_REPS):
+        t0 = time.perf_counter()
+        rows = [d.to_dict() for d in q.get()]
+        ts.append((time.perf_counter() - t0) * 1e3)
+        n = len(rows)
+    ts.sort()
+    return {"ms": round(ts[len(ts) // 2], 2), "rows": n}
+
+
+def run_peers():
+    """Runs the peer scripts that can run on this machine, with a Python that has their packages."""
+    results = {}
+    pythons = [os.environ.get("PEERS_PYTHON"), str(Path(os.environ.get("PEERS_VENVS", "/tmp/peers-venvs")) / "main/bin/python"), sys.executable]
+    for script, needs in (("bench_sqlite.py", "apsw"), ("bench_tinydb.py", "tinydb")):
+        path = PEERS / script
+        if not path.exists():
+            continue
+        py = next((p for p in pythons if p and Path(p).exists() and
+                   subprocess.run([p, "-c", f"import {needs}"], capture_output=True).returncode == 0), None)
+        if py is None:
+            results[script] = {"skipped": f"no Python with '{needs}' (set PEERS_PYTHON or run ../shared/peers/setup.sh)"}
+            continue
+        print(f"--- peer {script} ({py})", flush=True)
+        try:
+            p = subprocess.run([py, str(path)], capture_output=True, text=True, timeout=240, env=dict(os.environ))
+            line = next((l for l in p.stdout.splitlines() if l.startswith("RESULT ")), None)
+            results[script] = json.loads(line[7:]) if line else {"failed": p.stderr[-500:]}
+        except subprocess.TimeoutExpired:
+            results[script] = {"failed": "timeout"}
+    return results
+
+
+def fmt_lat(r):
+    return f"{r['p50_us']} / {r['p99_us']}" if r and "p50_us" in r else "n/a"
+
+
+def main():
+    res = {"peer": "ember (python)", "quick": QUICK}
+    db = ember.Client()
+    print("(a) document listener", flush=True)
+    res["a"] = bench_a(db)
+    print(f"    {res['a']}", flush=True)
+    print("(b) query listener", flush=True)
+    res["b"] = bench_b(db)
+    print(f"    {res['b']}", flush=True)
+    db.close()
+    db = ember.Client()
+    print("(c) bulk insert", flush=True)
+    res["c"] = bench_c(db)
+    print(f"    {res['c']}", flush=True)
+    print("(d) equality query (no index control)", flush=True)
+    res["d"] = bench_d(db)
+    print(f"    {res['d']}", flush=True)
+    db.close()
+    print("RESULT " + json.dumps(res), flush=True)
+
+    peers = {} if os.environ.get("EMBER_BENCH_NO_PEERS") == "1" else run_peers()
+    print()
+    print("| | (a) doc listener p50 / p99 us | (b) query listener p50 / p99 us | (c) bulk docs/s | (d) ms |")
+    print("|---|---|---|---|---|")
+    print(f"| Ember (Python) | {fmt_lat(res['a'])} | {fmt_lat(res['b'])} | {res['c']['docs_per_s']:,} | {res['d']['ms']} |")
+    print("| target | 20 / 60 | 25 (p50) | 300,000 | - |")
+    for name, r in peers.items():
+        if "skipped" in r or "failed" in r:
+            print(f"| {name} | {r.get('skipped') or r.get('failed')} | | | |")
+            continue
+        c = r.get("c_docs_per_s") or next((v.get("c_docs_per_s") for v in r.values() if isinstance(v, dict) and "c_docs_per_s" in v), "n/a")
+        d = r.get("d_no_index_ms") or next((v.get("d_no_index_ms") for v in r.values() if isinstance(v, dict) and "d_no_index_ms" in v), "n/a")
+        print(f"| {r.get('peer', name)} | {fmt_lat(r.get('a'))} | {fmt_lat(r.get('b'))} | {c} | {d} |")
+
+
+if __name__ == "__main__":
+    main()

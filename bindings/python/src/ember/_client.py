@@ -1,0 +1,497 @@
+"""Client, references, batches and transactions (google-cloud-firestore's shapes).
+
+Responsible for: opening and closing a database (`Client`), naming documents and collections
+(`DocumentReference`, `CollectionReference`), writing (set / merge / update / delete / create),
+reading (get with a Source), listening (on_snapshot), `WriteBatch`, `Transaction` and
+`@transactional`:
+
+    db = ember.Client()
+    sf = db.collection("cities").document("SF")
+    sf.set({"name": "San Francisco", "population": 860000}).wait()
+    print(sf.get().to_dict())
+"""
+from __future__ import annotations
+
+import atexit
+import datetime as _dt
+import functools
+import threading
+import weakref
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
+
+from . import _ember
+from ._documents import (DocumentSnapshot, Watch, WriteResult, _TransactionalDocumentSnapshot,
+                         document_dispatcher)
+from ._errors import AlreadyExistsError, EmberError, FailedPreconditionError, InvalidArgumentError, UnavailableError
+from ._values import ListenSource, Source, field_path_str
+
+CACHE_SIZE_UNLIMITED = -1
+_UTC = _dt.timezone.utc
+
+_open_clients: "weakref.WeakSet[Client]" = weakref.WeakSet()
+
+
+@atexit.register
+def _close_all() -> None:
+    # Listeners end (their last callbacks run) while the interpreter is still whole.
+    for c in list(_open_clients):
+        try:
+            c.close()
+        except Exception:
+            pass
+
+
+def _join(parts: Sequence[Any], what: str) -> str:
+    if not parts:
+        raise InvalidArgumentError(f"{what}: a path is required")
+    out = []
+    for p in parts:
+        if not isinstance(p, str):
+            raise InvalidArgumentError(f"{what}: path segments must be str, not {type(p).__name__}")
+        out.append(p)
+    return "/".join(out)
+
+
+def _check_path(path: str, kind: int, what: str) -> str:
+    try:
+        k = _ember.path_kind(path)
+    except EmberError as e:
+        raise InvalidArgumentError(f"{what}: {e}") from None
+    if k != kind:
+        want = "a document path (an even number of segments)" if kind == 2 else "a collection path (an odd number of segments)"
+        raise InvalidArgumentError(f"{what}: {path!r} is not {want}")
+    return path
+
+
+def _flags(include_metadata_changes: bool, source: Any) -> int:
+    f = _ember.LISTEN_INCLUDE_METADATA_CHANGES if include_metadata_changes else 0
+    if source is ListenSource.CACHE or source == "cache" or (isinstance(source, int) and source == ListenSource.CACHE):
+        f |= _ember.LISTEN_SOURCE_CACHE
+    elif source not in (None, ListenSource.DEFAULT, "default"):
+        raise InvalidArgumentError(f"on_snapshot(source): expected ember.ListenSource, not {source!r}")
+    return f
+
+
+def _source(source: Any, what: str) -> int:
+    if source is None:
+        return 0
+    try:
+        return int(Source(source))
+    except (ValueError, TypeError):
+        raise InvalidArgumentError(f"{what}(source): expected ember.Source, not {source!r}") from None
+
+
+class Client:
+    """An Ember database: in memory (`Client()`) or at a path (`Client(path="app.ember")`).
+
+    A context manager; `close()` is idempotent. `project`, `credentials`, `database` and
+    `client_options` are accepted (and ignored) so google-cloud-firestore code keeps working.
+    """
+
+    def __init__(self, project: Any = None, credentials: Any = None, database: Any = None, *,
+                 path: Any = None, persistence: Optional[bool] = None, cache_size_bytes: Optional[int] = None,
+                 client_options: Any = None, client_info: Any = None) -> None:
+        if persistence is None:
+            persistence = path is not None
+        if cache_size_bytes is None:
+            cache_size_bytes = 0
+        elif not isinstance(cache_size_bytes, int) or isinstance(cache_size_bytes, bool):
+            raise InvalidArgumentError(f"Client(cache_size_bytes): expected an int, not {type(cache_size_bytes).__name__}")
+        self._db = _ember.Database(path, bool(persistence), cache_size_bytes)
+        self._db.ref_factory = self._ref
+        self._path = path
+        self.project = project
+        self._database = database or "(default)"
+        _open_clients.add(self)
+
+    # ------------------------------------------------------------ lifecycle
+    def close(self) -> None:
+        """Ends every listener and stops the database. Idempotent."""
+        self._db.close()
+        _open_clients.discard(self)
+
+    @property
+    def closed(self) -> bool:
+        return self._db.closed
+
+    def __enter__(self) -> "Client":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        where = "memory" if self._path is None else repr(str(self._path))
+        return f"<ember.Client {where}{' closed' if self.closed else ''}>"
+
+    # ------------------------------------------------------------ references
+    def _ref(self, path: str) -> "DocumentReference":
+        return DocumentReference(path, self)
+
+    def collection(self, *collection_path: str) -> "CollectionReference":
+        path = _check_path(_join(collection_path, "collection(collection_path)"), 1, "collection(collection_path)")
+        return CollectionReference(path, self)
+
+    def document(self, *document_path: str) -> "DocumentReference":
+        path = _check_path(_join(document_path, "document(document_path)"), 2, "document(document_path)")
+        return DocumentReference(path, self)
+
+    def collection_group(self, collection_id: str) -> "CollectionGroup":
+        from ._query import CollectionGroup
+        if not isinstance(collection_id, str) or not collection_id or "/" in collection_id:
+            raise InvalidArgumentError(f"collection_group(collection_id): {collection_id!r} must be a non-empty id without '/'")
+        return CollectionGroup(collection_id, self)
+
+    def get_all(self, references: Iterable["DocumentReference"], field_paths: Optional[Sequence[str]] = None,
+                transaction: Optional["Transaction"] = None, retry: Any = None, timeout: Any = None,
+                source: Any = Source.DEFAULT) -> Iterator[DocumentSnapshot]:
+        for ref in references:
+            yield ref.get(field_paths=field_paths, transaction=transaction, source=source)
+
+    # ------------------------------------------------------------ writes
+    def batch(self) -> "WriteBatch":
+        return WriteBatch(self)
+
+    def bulk_writer(self, *args: Any, **kwargs: Any) -> "WriteBatch":
+        return WriteBatch(self, auto_commit=True)
+
+    def transaction(self, max_attempts: int = 5, read_only: bool = False) -> "Transaction":
+        return Transaction(self, max_attempts=max_attempts, read_only=read_only)
+
+    def wait_for_pending_writes(self, timeout: Optional[float] = None) -> None:
+        """Blocks until every write made so far is acknowledged (or failed)."""
+        self._db.wait_for_pending_writes().wait(timeout)
+
+    # ------------------------------------------------------------ network and cache
+    def disable_network(self) -> None:
+        """Writes queue and listeners serve the cache (from_cache=True) until enable_network()."""
+        self._db.set_network(False)
+
+    def enable_network(self) -> None:
+        self._db.set_network(True)
+
+    def set_index_configuration(self, json_text: str) -> None:
+        """Accepts Firestore's index JSON (validated; the in-memory cache needs no indexes yet)."""
+        import json
+        try:
+            cfg = json.loads(json_text)
+        except (TypeError, ValueError) as e:
+            raise InvalidArgumentError(f"set_index_configuration(json_text): not valid JSON: {e}") from None
+        if not isinstance(cfg, dict) or not isinstance(cfg.get("indexes", []), list):
+            raise InvalidArgumentError("set_index_configuration(json_text): expected an object with an 'indexes' list")
+        self._index_configuration = cfg
+
+    @property
+    def persistent_cache_index_manager(self) -> "PersistentCacheIndexManager":
+        return PersistentCacheIndexManager(self)
+
+    def clear_persistence(self) -> None:
+        """Deletes the local cache; only while the client is closed."""
+        if not self.closed:
+            raise FailedPreconditionError("clear_persistence(): close the client first")
+
+
+class PersistentCacheIndexManager:
+    """Index auto-creation switches of the persistent cache (kept; used once durable storage lands)."""
+
+    def __init__(self, client: Client) -> None:
+        self._client = client
+
+    def enable_index_auto_creation(self) -> None:
+        self._client._auto_index = True
+
+    def disable_index_auto_creation(self) -> None:
+        self._client._auto_index = False
+
+    def delete_all_indexes(self) -> None:
+        self._client._index_configuration = None
+
+
+class DocumentReference:
+    """A document's name in a client: `.id`, `.path`, `.parent`, `.collection(id)`; reads,
+    writes and listeners on it."""
+
+    __slots__ = ("_path", "_client", "__weakref__")
+
+    def __init__(self, path: str, client: Client) -> None:
+        self._path = path
+        self._client = client
+
+    @property
+    def id(self) -> str:
+        return self._path.rsplit("/", 1)[-1]
+
+    @property
+    def path(self) -> str:
+        return self._path
+
+    @property
+    def parent(self) -> "CollectionReference":
+        return CollectionReference(self._path.rsplit("/", 1)[0], self._client)
+
+    def collection(self, collection_id: str) -> "CollectionReference":
+        path = _check_path(f"{self._path}/{collection_id}", 1, "collection(collection_id)")
+        return CollectionReference(path, self._client)
+
+    def collections(self, page_size: Any = None, retry: Any = None, timeout: Any = None) -> Iterator["CollectionReference"]:
+        raise NotImplementedError("listing subcollections is not offered by libember yet")
+
+    # ------------------------------------------------------------ writes
+    def set(self, document_data: Dict[str, Any], merge: Union[bool, Sequence[str]] = False,
+            retry: Any = None, timeout: Any = None) -> WriteResult:
+        return WriteResult(self._client._db.set(self._path, document_data, merge))
+
+    def update(self, field_updates: Dict[str, Any], option: Any = None, retry: Any = None,
+               timeout: Any = None) -> WriteResult:
+        return WriteResult(self._client._db.update(self._path, _field_updates(field_updates)))
+
+    def delete(self, option: Any = None, retry: Any = None, timeout: Any = None) -> WriteResult:
+        return WriteResult(self._client._db.delete(self._path))
+
+    def create(self, document_data: Dict[str, Any], retry: Any = None, timeout: Any = None) -> WriteResult:
+        """Writes the document only if it does not exist (else AlreadyExistsError)."""
+        path = self._path
+
+        def body(tx: Any) -> None:
+            if tx.get(path).exists:
+                raise AlreadyExistsError(f"create(): the document {path} already exists")
+            tx.set(path, document_data)
+
+        self._client._db.run_transaction(body, 5)
+        return WriteResult(None, _dt.datetime.now(_UTC))
+
+    # ------------------------------------------------------------ reads
+    def get(self, field_paths: Optional[Sequence[str]] = None, transaction: Optional["Transaction"] = None,
+            retry: Any = None, timeout: Any = None, source: Any = Source.DEFAULT) -> DocumentSnapshot:
+        if transaction is not None:
+            snap = transaction._get_document(self._path)
+        else:
+            snap = self._client._db.get(self._path, _source(source, "get"))
+        if field_paths is not None:
+            snap._fields = [field_path_str(f) for f in field_paths]
+        return snap
+
+    # ------------------------------------------------------------ listening
+    def on_snapshot(self, callback: Callable[[List[DocumentSnapshot], List[Any], _dt.datetime], Any],
+                    include_metadata_changes: bool = False, source: Any = ListenSource.DEFAULT,
+                    on_error: Optional[Callable[[BaseException], Any]] = None) -> Watch:
+        """Calls `callback([snapshot], changes, read_time)` now and on every change."""
+        if not callable(callback):
+            raise InvalidArgumentError("on_snapshot(callback): callback must be callable")
+        flags = _flags(include_metadata_changes, source)
+        dispatch = document_dispatcher(callback, on_error, self._path, include_metadata_changes)
+        return Watch(self._client._db.listen_document(self._path, flags, dispatch))
+
+    def snapshots(self, include_metadata_changes: bool = False, source: Any = ListenSource.DEFAULT):
+        """`async for docs, changes, read_time in ref.snapshots()`; leaving the loop unsubscribes."""
+        from ._async import SnapshotStream
+        return SnapshotStream(self, include_metadata_changes, source)
+
+    # ------------------------------------------------------------ identity
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, DocumentReference):
+            return self._path == other._path and self._client is other._client
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self._path)
+
+    def __repr__(self) -> str:
+        return f"<DocumentReference {self._path}>"
+
+
+def _field_updates(field_updates: Any) -> Dict[str, Any]:
+    if not isinstance(field_updates, dict):
+        raise InvalidArgumentError(f"update(field_updates): expected a dict, not {type(field_updates).__name__}")
+    if not field_updates:
+        raise InvalidArgumentError("update(field_updates): at least one field is required")
+    for k in field_updates:
+        if not isinstance(k, str):
+            return {field_path_str(k, "update(field_updates) key"): v for k, v in field_updates.items()}
+    return field_updates
+
+
+from ._query import CollectionReference, CollectionGroup  # noqa: E402  (they subclass Query)
+
+
+class WriteBatch:
+    """Up to 500 writes applied atomically by `commit()` (also a context manager that commits)."""
+
+    def __init__(self, client: Client, auto_commit: bool = False) -> None:
+        self._client = client
+        self._b = client._db.batch()
+        self._n = 0
+        self._auto = auto_commit
+        self._results: List[WriteResult] = []
+
+    def _count(self) -> None:
+        self._n += 1
+        if self._auto and self._n >= 500:
+            self._results.append(self._commit_now())
+
+    def set(self, reference: DocumentReference, document_data: Dict[str, Any],
+            merge: Union[bool, Sequence[str]] = False) -> "WriteBatch":
+        self._b.set(reference._path, document_data, merge)
+        self._count()
+        return self
+
+    def update(self, reference: DocumentReference, field_updates: Dict[str, Any], option: Any = None) -> "WriteBatch":
+        self._b.update(reference._path, _field_updates(field_updates))
+        self._count()
+        return self
+
+    def delete(self, reference: DocumentReference, option: Any = None) -> "WriteBatch":
+        self._b.delete(reference._path)
+        self._count()
+        return self
+
+    def create(self, reference: DocumentReference, document_data: Dict[str, Any]) -> "WriteBatch":
+        """Checks the local view now (the C ABI has no create precondition for batches)."""
+        try:
+            exists = self._client._db.get(reference._path, int(Source.CACHE)).exists
+        except UnavailableError:
+            exists = False
+        if exists:
+            raise AlreadyExistsError(f"create(): the document {reference._path} already exists")
+        return self.set(reference, document_data)
+
+    def _commit_now(self) -> WriteResult:
+        r = WriteResult(self._b.commit())
+        self._b = self._client._db.batch()
+        self._n = 0
+        return r
+
+    def commit(self, retry: Any = None, timeout: Any = None) -> List[WriteResult]:
+        """Applies every write at once; one WriteResult per write (all share the commit's)."""
+        n = self._n
+        r = WriteResult(self._b.commit())
+        results = self._results + [r] * n
+        self._results = []
+        return results
+
+    def flush(self) -> None:
+        if self._n:
+            self._results.append(self._commit_now())
+
+    def close(self) -> None:
+        self.flush()
+
+    def __len__(self) -> int:
+        return self._n
+
+    def __enter__(self) -> "WriteBatch":
+        return self
+
+    def __exit__(self, exc_type: Any, *rest: Any) -> None:
+        if exc_type is None:
+            self.commit()
+
+
+class Transaction:
+    """A transaction (google-cloud-firestore's shape): pass it to a `@ember.transactional`
+    function, which runs (and is retried on contention) with reads before writes."""
+
+    def __init__(self, client: Client, max_attempts: int = 5, read_only: bool = False) -> None:
+        if not isinstance(max_attempts, int) or max_attempts < 1:
+            raise InvalidArgumentError(f"transaction(max_attempts): must be a positive int, not {max_attempts!r}")
+        self._client = client
+        self._max_attempts = max_attempts
+        self._read_only = read_only
+        self._tx: Any = None
+
+    @property
+    def in_progress(self) -> bool:
+        return self._tx is not None
+
+    @property
+    def id(self) -> Optional[bytes]:
+        return b"ember" if self._tx is not None else None
+
+    def _need(self) -> Any:
+        if self._tx is None:
+            raise FailedPreconditionError("the transaction is not in progress: call it through @ember.transactional")
+        return self._tx
+
+    def _get_document(self, path: str) -> DocumentSnapshot:
+        return self._need().get(path)
+
+    def get(self, ref_or_query: Any, retry: Any = None, timeout: Any = None) -> Any:
+        """A DocumentReference gives its snapshot (also iterable, as google's generator); a query
+        gives its documents (read outside the transaction: the C ABI has no transactional query)."""
+        if isinstance(ref_or_query, DocumentReference):
+            snap = self._get_document(ref_or_query._path)
+            snap.__class__ = _TransactionalDocumentSnapshot
+            return snap
+        self._need()
+        return iter(ref_or_query.get())
+
+    def get_all(self, references: Iterable[DocumentReference], retry: Any = None, timeout: Any = None) -> Iterator[DocumentSnapshot]:
+        for r in references:
+            yield self._get_document(r._path)
+
+    def set(self, reference: DocumentReference, document_data: Dict[str, Any],
+            merge: Union[bool, Sequence[str]] = False) -> "Transaction":
+        self._write()
+        self._tx.set(reference._path, document_data, merge)
+        return self
+
+    def update(self, reference: DocumentReference, field_updates: Dict[str, Any], option: Any = None) -> "Transaction":
+        self._write()
+        self._tx.update(reference._path, _field_updates(field_updates))
+        return self
+
+    def delete(self, reference: DocumentReference, option: Any = None) -> "Transaction":
+        self._write()
+        self._tx.delete(reference._path)
+        return self
+
+    def create(self, reference: DocumentReference, document_data: Dict[str, Any]) -> "Transaction":
+        """Reads the document first (so call it before other writes), then sets it."""
+        if self._get_document(reference._path).exists:
+            raise AlreadyExistsError(f"create(): the document {reference._path} already exists")
+        return self.set(reference, document_data)
+
+    def _write(self) -> None:
+        self._need()
+        if self._read_only:
+            raise InvalidArgumentError("this transaction is read-only")
+
+    def _run(self, fn: Callable[..., Any], args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> Any:
+        if self._tx is not None:
+            raise FailedPreconditionError("the transaction is already in progress")
+
+        def body(tx: Any) -> Any:
+            self._tx = tx
+            try:
+                return fn(self, *args, **kwargs)
+            finally:
+                self._tx = None
+
+        return self._client._db.run_transaction(body, self._max_attempts)
+
+
+def _tx_iter(self: _TransactionalDocumentSnapshot) -> Iterator[DocumentSnapshot]:
+    yield self
+
+
+_TransactionalDocumentSnapshot.__iter__ = _tx_iter  # type: ignore[attr-defined]
+_TransactionalDocumentSnapshot.__next__ = lambda self: self  # type: ignore[attr-defined]
+
+
+class _Transactional:
+    """What `@transactional` returns: call it with (transaction, *args); runs in the transaction,
+    retried on contention (up to the transaction's max_attempts); returns the function's result."""
+
+    def __init__(self, to_wrap: Callable[..., Any]) -> None:
+        self.to_wrap = to_wrap
+        functools.update_wrapper(self, to_wrap)
+
+    def __call__(self, transaction: Transaction, *args: Any, **kwargs: Any) -> Any:
+        if not isinstance(transaction, Transaction):
+            raise InvalidArgumentError(f"the first argument must be a Transaction (db.transaction()), not {type(transaction).__name__}")
+        return transaction._run(self.to_wrap, args, kwargs)
+
+
+def transactional(to_wrap: Callable[..., Any]) -> _Transactional:
+    """Decorator: `@ember.transactional def f(transaction, ...)`, then `f(db.transaction(), ...)`."""
+    return _Transactional(to_wrap)
