@@ -143,7 +143,8 @@ char *ember_value_convert(const void *data, size_t len, ember_format from, ember
 enum { EMBER_PATH_INVALID = 0, EMBER_PATH_COLLECTION = 1, EMBER_PATH_DOCUMENT = 2 };
 
 /** Validates a slash-separated path: EMBER_PATH_DOCUMENT (even number of segments),
- *  EMBER_PATH_COLLECTION (odd), or EMBER_PATH_INVALID with err filled. */
+ *  EMBER_PATH_COLLECTION (odd), or EMBER_PATH_INVALID with err filled. One leading and one
+ *  trailing slash are ignored ("/cities/SF/" is "cities/SF"); "//" inside a path is invalid. */
 int32_t ember_path_kind(const char *path, ember_error *err);
 
 /** Writes a new random 20-character document id (Firestore's alphabet) and a NUL to out[21]. */
