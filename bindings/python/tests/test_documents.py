@@ -55,10 +55,16 @@ def test_references(db):
     assert cities.document().id != auto.id
 
 
-@pytest.mark.parametrize("bad", ["", "a/b", "a//b", "/a"])
+@pytest.mark.parametrize("bad", ["", "a/b", "a//b", "/", "/a/b/"])
 def test_bad_collection_paths(db, bad):
     with pytest.raises(ember.InvalidArgumentError, match="collection"):
         db.collection(bad)
+
+
+def test_one_leading_or_trailing_slash_is_ignored(db):
+    # As the Apple and C++ SDKs (and the core) do.
+    assert db.collection("/cities/").id == "cities"
+    assert db.document("/cities/SF/").path == "cities/SF"
 
 
 @pytest.mark.parametrize("bad", ["a", "a/b/c", "a//b"])

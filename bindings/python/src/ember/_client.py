@@ -60,6 +60,11 @@ def _check_path(path: str, kind: int, what: str) -> str:
     if k != kind:
         want = "a document path (an even number of segments)" if kind == 2 else "a collection path (an odd number of segments)"
         raise InvalidArgumentError(f"{what}: {path!r} is not {want}")
+    # Canonical form: libember ignores one leading and one trailing slash (as the Apple SDK).
+    if path.startswith("/"):
+        path = path[1:]
+    if path.endswith("/"):
+        path = path[:-1]
     return path
 
 
