@@ -116,3 +116,18 @@ test-install:
 	$(MAKE) --no-print-directory install PREFIX=$(abspath .build-lib/prefix)
 	PKG_CONFIG_PATH=$(abspath .build-lib/prefix)/lib/pkgconfig sh -c '$(CC) -std=c99 -Wall -Werror bindings/c/tests/install/app.c $$(pkg-config --cflags --libs ember) -o .build-lib/prefix/app'
 	.build-lib/prefix/app
+
+# ---- C examples (bindings/c/examples): the seed's Firestore samples in C, output checked ----
+C_EXAMPLES  = $(sort $(wildcard bindings/c/examples/*.c))
+EXAMPLE_DIR = $(LIB_PATH)/c-examples
+
+.PHONY: test-c-examples
+test: test-c-examples
+test-c-examples: lib
+	@mkdir -p $(EXAMPLE_DIR)
+	@echo "== C examples (output against bindings/c/examples/*.expected)"
+	@set -e; for src in $(C_EXAMPLES); do n=$$(basename $$src .c); \
+	  $(CC) -std=c99 $(C_WARN) -Iinclude $$src -L$(LIB_DIR) -lember -Wl,-rpath,$(abspath $(LIB_DIR)) -lpthread -o $(EXAMPLE_DIR)/$$n; \
+	  $(EXAMPLE_DIR)/$$n > $(EXAMPLE_DIR)/$$n.out 2>&1 || { cat $(EXAMPLE_DIR)/$$n.out; echo "FAIL $$n (exit status)"; exit 1; }; \
+	  diff -u bindings/c/examples/$$n.expected $(EXAMPLE_DIR)/$$n.out || { echo "FAIL $$n (output)"; exit 1; }; \
+	  echo "ok $$n"; done
