@@ -131,3 +131,20 @@ test-c-examples: lib
 	  $(EXAMPLE_DIR)/$$n > $(EXAMPLE_DIR)/$$n.out 2>&1 || { cat $(EXAMPLE_DIR)/$$n.out; echo "FAIL $$n (exit status)"; exit 1; }; \
 	  diff -u bindings/c/examples/$$n.expected $(EXAMPLE_DIR)/$$n.out || { echo "FAIL $$n (output)"; exit 1; }; \
 	  echo "ok $$n"; done
+
+# ---- C++ (bindings/cpp): the header-only wrapper, the seed's C++ samples, the wrapper's tests ----
+CPP_EXAMPLES = $(sort $(wildcard bindings/cpp/examples/*.cpp))
+CPP_DIR      = $(LIB_PATH)/cpp
+CPP_FLAGS    = -std=c++17 -Iinclude -Ibindings/cpp/include -L$(LIB_DIR) -lember -Wl,-rpath,$(abspath $(LIB_DIR)) -lpthread
+
+.PHONY: test-cpp test-cpp-examples
+test: test-cpp
+test-cpp: test-cpp-examples
+test-cpp-examples: lib
+	@mkdir -p $(CPP_DIR)
+	@echo "== C++ examples: the seed's samples, -Wall -Werror, output against bindings/cpp/examples/*.expected"
+	@set -e; for src in $(CPP_EXAMPLES); do n=$$(basename $$src .cpp); \
+	  $(CXX) -Wall -Werror $$src $(CPP_FLAGS) -o $(CPP_DIR)/$$n; \
+	  $(CPP_DIR)/$$n > $(CPP_DIR)/$$n.out 2>&1 || { cat $(CPP_DIR)/$$n.out; echo "FAIL $$n (exit status)"; exit 1; }; \
+	  diff -u bindings/cpp/examples/$$n.expected $(CPP_DIR)/$$n.out || { echo "FAIL $$n (output)"; exit 1; }; \
+	  echo "ok $$n"; done
