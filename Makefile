@@ -137,9 +137,9 @@ CPP_EXAMPLES = $(sort $(wildcard bindings/cpp/examples/*.cpp))
 CPP_DIR      = $(LIB_PATH)/cpp
 CPP_FLAGS    = -std=c++17 -Iinclude -Ibindings/cpp/include -L$(LIB_DIR) -lember -Wl,-rpath,$(abspath $(LIB_DIR)) -lpthread
 
-.PHONY: test-cpp test-cpp-examples
+.PHONY: test-cpp test-cpp-examples test-cpp-tests
 test: test-cpp
-test-cpp: test-cpp-examples
+test-cpp: test-cpp-examples test-cpp-tests
 test-cpp-examples: lib
 	@mkdir -p $(CPP_DIR)
 	@echo "== C++ examples: the seed's samples, -Wall -Werror, output against bindings/cpp/examples/*.expected"
@@ -183,3 +183,13 @@ fuzz: fuzz-build
 # The 30-second run of `make test`: 10 s per target.
 test-fuzz:
 	$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=10
+
+# The wrapper's own tests, plain and under AddressSanitizer + UBSan.
+test-cpp-tests: lib
+	@mkdir -p $(CPP_DIR)
+	@echo "== C++ wrapper tests"
+	$(CXX) -g -O1 $(C_WARN) bindings/cpp/tests/test_wrapper.cpp $(CPP_FLAGS) -o $(CPP_DIR)/test-wrapper
+	$(CPP_DIR)/test-wrapper
+	@echo "== C++ wrapper tests under AddressSanitizer + UBSan"
+	$(CXX) -g -O1 $(C_WARN) -fsanitize=address,undefined -fno-omit-frame-pointer bindings/cpp/tests/test_wrapper.cpp $(CPP_FLAGS) -o $(CPP_DIR)/test-wrapper-asan
+	ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions=bindings/c/tests/lsan.supp UBSAN_OPTIONS=halt_on_error=1 $(CPP_DIR)/test-wrapper-asan

@@ -115,7 +115,7 @@ ListenerRegistration DeliverError(const Db& db, Listener<Snapshot> fn, const emb
   {
     std::lock_guard<std::mutex> lock(f->mu);
     if (db)
-      t = ember_doc_listen(db->db, "__ember__/listen-error", EMBER_LISTEN_SOURCE_CACHE, &FailedListen<Snapshot>::Fire,
+      t = ember_doc_listen(db->db, "_ember_/listen-error", EMBER_LISTEN_SOURCE_CACHE, &FailedListen<Snapshot>::Fire,
                            f, &FailedListen<Snapshot>::Free, &err);
     f->token = t;
   }
