@@ -149,3 +149,80 @@ bench-python: python-install
 test: test-python
 demo: demo-python
 bench: bench-python
+
+# ---- C examples (bindings/c/examples): the seed's Firestore samples in C, output checked ----
+C_EXAMPLES  = $(sort $(wildcard bindings/c/examples/*.c))
+EXAMPLE_DIR = $(LIB_PATH)/c-examples
+
+.PHONY: test-c-examples
+test: test-c-examples
+test-c-examples: lib
+	@mkdir -p $(EXAMPLE_DIR)
+	@echo "== C examples (output against bindings/c/examples/*.expected)"
+	@set -e; for src in $(C_EXAMPLES); do n=$$(basename $$src .c); \
+	  $(CC) -std=c99 $(C_WARN) -Iinclude $$src -L$(LIB_DIR) -lember -Wl,-rpath,$(abspath $(LIB_DIR)) -lpthread -o $(EXAMPLE_DIR)/$$n; \
+	  $(EXAMPLE_DIR)/$$n > $(EXAMPLE_DIR)/$$n.out 2>&1 || { cat $(EXAMPLE_DIR)/$$n.out; echo "FAIL $$n (exit status)"; exit 1; }; \
+	  diff -u bindings/c/examples/$$n.expected $(EXAMPLE_DIR)/$$n.out || { echo "FAIL $$n (output)"; exit 1; }; \
+	  echo "ok $$n"; done
+
+# ---- C++ (bindings/cpp): the header-only wrapper, the seed's C++ samples, the wrapper's tests ----
+CPP_EXAMPLES = $(sort $(wildcard bindings/cpp/examples/*.cpp))
+CPP_DIR      = $(LIB_PATH)/cpp
+CPP_FLAGS    = -std=c++17 -Iinclude -Ibindings/cpp/include -L$(LIB_DIR) -lember -Wl,-rpath,$(abspath $(LIB_DIR)) -lpthread
+
+.PHONY: test-cpp test-cpp-examples test-cpp-tests
+test: test-cpp
+test-cpp: test-cpp-examples test-cpp-tests
+test-cpp-examples: lib
+	@mkdir -p $(CPP_DIR)
+	@echo "== C++ examples: the seed's samples, -Wall -Werror, output against bindings/cpp/examples/*.expected"
+	@set -e; for src in $(CPP_EXAMPLES); do n=$$(basename $$src .cpp); \
+	  $(CXX) -Wall -Werror $$src $(CPP_FLAGS) -o $(CPP_DIR)/$$n; \
+	  $(CPP_DIR)/$$n > $(CPP_DIR)/$$n.out 2>&1 || { cat $(CPP_DIR)/$$n.out; echo "FAIL $$n (exit status)"; exit 1; }; \
+	  diff -u bindings/cpp/examples/$$n.expected $(CPP_DIR)/$$n.out || { echo "FAIL $$n (output)"; exit 1; }; \
+	  echo "ok $$n"; done
+
+# ---- Fuzzing (bindings/c/fuzz): libFuzzer over the value decoders, paths and the query builder ----
+# libember is rebuilt with AddressSanitizer and coverage (its own scratch path) so that libFuzzer
+# sees the Swift code's edges; each target runs FUZZ_SECONDS from the committed seed corpus plus
+# what earlier runs found ($(FUZZ_PATH)/corpus). Crashes land in $(FUZZ_PATH)/artifacts.
+FUZZ_SECONDS ?= 60
+FUZZ_PATH    ?= .build-fuzz
+FUZZ_CC      ?= $(if $(wildcard /opt/swift/usr/bin/clang),/opt/swift/usr/bin/clang,clang)
+FUZZ_LDFLAGS ?= $(if $(wildcard /opt/swift/usr/bin/ld.lld),-fuse-ld=lld,)
+FUZZ_TARGETS  = values paths query
+
+.PHONY: fuzz fuzz-build test-fuzz
+test: test-fuzz
+fuzz-build: deps
+	$(SWIFT) build -j $(JOBS) -c release --scratch-path $(FUZZ_PATH) --product ember \
+	  -Xswiftc -sanitize=address -Xswiftc -sanitize-coverage=edge,inline-8bit-counters,pc-table,trace-cmp
+	ln -sf libember.so $(FUZZ_PATH)/release/libember.so.0
+	@mkdir -p $(FUZZ_PATH)/bin
+	@for t in $(FUZZ_TARGETS); do \
+	  $(FUZZ_CC) $(FUZZ_LDFLAGS) -std=c99 -g -O1 $(C_WARN) -fsanitize=fuzzer,address -Iinclude bindings/c/fuzz/fuzz_$$t.c \
+	    -L$(FUZZ_PATH)/release -lember -Wl,-rpath,$(abspath $(FUZZ_PATH))/release -o $(FUZZ_PATH)/bin/fuzz_$$t || exit 1; done
+
+fuzz: fuzz-build
+	@mkdir -p $(FUZZ_PATH)/artifacts
+	@for t in $(FUZZ_TARGETS); do mkdir -p $(FUZZ_PATH)/corpus/$$t; \
+	  echo "== fuzz_$$t for $(FUZZ_SECONDS) s"; \
+	  ASAN_OPTIONS=detect_leaks=0 $(FUZZ_PATH)/bin/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
+	    -artifact_prefix=$(abspath $(FUZZ_PATH))/artifacts/$$t- $(FUZZ_PATH)/corpus/$$t bindings/c/fuzz/corpus/$$t \
+	    > $(FUZZ_PATH)/fuzz_$$t.log 2>&1 \
+	    || { tail -60 $(FUZZ_PATH)/fuzz_$$t.log; echo "FAIL fuzz_$$t: input saved in $(FUZZ_PATH)/artifacts"; exit 1; }; \
+	  grep -E '^#[0-9]+.*DONE|stat::number_of_executed_units|stat::peak_rss' $(FUZZ_PATH)/fuzz_$$t.log; done
+
+# The 30-second run of `make test`: 10 s per target.
+test-fuzz:
+	$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=10
+
+# The wrapper's own tests, plain and under AddressSanitizer + UBSan.
+test-cpp-tests: lib
+	@mkdir -p $(CPP_DIR)
+	@echo "== C++ wrapper tests"
+	$(CXX) -g -O1 $(C_WARN) bindings/cpp/tests/test_wrapper.cpp $(CPP_FLAGS) -o $(CPP_DIR)/test-wrapper
+	$(CPP_DIR)/test-wrapper
+	@echo "== C++ wrapper tests under AddressSanitizer + UBSan"
+	$(CXX) -g -O1 $(C_WARN) -fsanitize=address,undefined -fno-omit-frame-pointer bindings/cpp/tests/test_wrapper.cpp $(CPP_FLAGS) -o $(CPP_DIR)/test-wrapper-asan
+	ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions=bindings/c/tests/lsan.supp UBSAN_OPTIONS=halt_on_error=1 $(CPP_DIR)/test-wrapper-asan

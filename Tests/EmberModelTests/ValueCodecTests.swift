@@ -84,6 +84,9 @@ final class ValueCodecTests: XCTestCase {
         XCTAssertEqual(RFC3339.format(Timestamp(micros: 0)), "1970-01-01T00:00:00.000000Z")
         XCTAssertEqual(RFC3339.parse("2024-05-01T12:00:00.000001Z")?.micros, 1_714_564_800_000_001)
         XCTAssertEqual(RFC3339.parse("2024-05-01T14:00:00+02:00")?.micros, 1_714_564_800_000_000)
+        // More than six fraction digits (all zeros beyond the sixth) parse; this trapped before (fuzz_values).
+        XCTAssertEqual(RFC3339.parse("2024-05-01T12:00:00.000001000Z")?.micros, 1_714_564_800_000_001)
+        XCTAssertNil(RFC3339.parse("2024-05-01T12:00:00.0000000000000X"))
         XCTAssertEqual(RFC3339.format(RFC3339.parse("0001-01-01T00:00:00Z")!), "0001-01-01T00:00:00.000000Z")
         XCTAssertNil(RFC3339.parse("2024-05-01T12:00:00.0000001Z"))
     }
