@@ -222,6 +222,9 @@ final class ListenerTokenTests: XCTestCase {
             guard case .snapshot(let s) = e, s.documents.count < 4 else { return }
             do { try client.write([setM("c/d\(s.documents.count)", n(Int64(s.documents.count)))]) } catch { errors.value += 1 }
         }
+        // Each event's write raises the next one: wait for the chain (bounded) rather than for a
+        // fixed number of settle rounds, then let the acknowledgements land.
+        log.wait(for: 5)
         settle(client)
         XCTAssertEqual(log.lines, ["[]", "added d0 -1 0 [pending]", "added d1 -1 1 [pending]",
                                    "added d2 -1 2 [pending]", "added d3 -1 3 [pending]"])
