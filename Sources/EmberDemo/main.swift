@@ -1,9 +1,16 @@
 // Ember demo: the scenario of the seed "Get realtime updates with Cloud Firestore", run on the
-// embedded default (an in-memory database with its in-process backend). It prints every event.
+// embedded default: a durable database file (here in a fresh temporary directory) with its
+// in-process backend. It prints every event.
 import Foundation
 import Ember
 
-let db = try Firestore.open(settings: FirestoreSettings())
+let dir = FileManager.default.temporaryDirectory.appendingPathComponent("ember-demo-\(getpid())")
+try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+defer { try? FileManager.default.removeItem(at: dir) }
+let settings = FirestoreSettings()
+settings.path = dir.appendingPathComponent("demo.ember").path
+let db = try Firestore.open(settings: settings)
+print("== database: \(settings.path!) (durable, SQLite)")
 let done = DispatchSemaphore(value: 0)
 var step = 0
 
@@ -73,3 +80,4 @@ for what in ["the server event", "the acknowledged event", "waitForPendingWrites
 docListener.remove()
 queryListener.remove()
 print("\n== listeners removed; done")
+db.terminate()
