@@ -132,6 +132,20 @@ public struct OrderedChildren: Sendable {
         }
     }
 
+    /// Calls `body` for each entry from the last one backwards until `body` returns false.
+    public func forEachReversed(_ body: (ChildEntry) -> Bool) {
+        var ci = chunks.count - 1
+        while ci >= 0 {
+            let c = chunks[ci]
+            var pos = c.count - 1
+            while pos >= 0 {
+                if !body(c[pos]) { return }
+                pos -= 1
+            }
+            ci -= 1
+        }
+    }
+
     /// Every entry, in order.
     public var all: [ChildEntry] { chunks.flatMap { $0 } }
 }
