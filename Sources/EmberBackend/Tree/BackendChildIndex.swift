@@ -26,7 +26,32 @@ final class BackendChildIndex {
                 sortValues[k] = sv
             }
         }
-        children = OrderedChildren(entries)
+        children = OrderedChildren(sorted: BackendChildIndex.sort(entries))
+    }
+
+    /// Sorts by a cheap key first (the value's rank, then numbers as doubles: a monotonic
+    /// mapping, so it never contradicts the exact order) and compares entries fully only on
+    /// ties (strings, equal doubles, keys): most comparisons touch two words.
+    static func sort(_ entries: [ChildEntry]) -> [ChildEntry] {
+        struct Key { let rank: Int; let num: Double; let i: Int }
+        var keys: [Key] = []
+        keys.reserveCapacity(entries.count)
+        for (i, e) in entries.enumerated() {
+            switch e.sortValue {
+            case .null: keys.append(Key(rank: 0, num: 0, i: i))
+            case .bool(let b): keys.append(Key(rank: b ? 2 : 1, num: 0, i: i))
+            case .int(let x): keys.append(Key(rank: 3, num: Double(x), i: i))
+            case .double(let d): keys.append(Key(rank: 3, num: d, i: i))
+            case .string: keys.append(Key(rank: 4, num: 0, i: i))
+            case .object: keys.append(Key(rank: 5, num: 0, i: i))
+            }
+        }
+        keys.sort { a, b in
+            if a.rank != b.rank { return a.rank < b.rank }
+            if a.num != b.num { return a.num < b.num }
+            return ChildEntry.compare(entries[a.i], entries[b.i]) < 0
+        }
+        return keys.map { entries[$0.i] }
     }
 
     var count: Int { children.count }

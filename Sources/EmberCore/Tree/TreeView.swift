@@ -95,7 +95,7 @@ final class TreeView {
         sortValues = [:]
         guard node.object != nil, !window.entries.isEmpty else { children = OrderedChildren(); cut = nil; return }
         for e in window.entries { sortValues[e.key] = e.sortValue }
-        children = OrderedChildren(window.entries)
+        children = OrderedChildren(sorted: window.entries)
         cut = window.truncated ? (query.limitType == .last ? window.entries.first : window.entries.last) : nil
     }
 

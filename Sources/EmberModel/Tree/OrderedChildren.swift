@@ -25,6 +25,17 @@ public struct OrderedChildren: Sendable {
         count = sorted.count
     }
 
+    /// Builds from entries already in order (ascending, no duplicates); not checked.
+    public init(sorted: [ChildEntry]) {
+        var i = 0
+        while i < sorted.count {
+            let end = Swift.min(sorted.count, i + OrderedChildren.chunkSize / 2)
+            chunks.append(Array(sorted[i..<end]))
+            i = end
+        }
+        count = sorted.count
+    }
+
     public var isEmpty: Bool { count == 0 }
     public var first: ChildEntry? { chunks.first?.first }
     public var last: ChildEntry? { chunks.last?.last }
