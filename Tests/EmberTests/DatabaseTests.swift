@@ -233,7 +233,7 @@ final class DatabaseTests: XCTestCase {
         let snap = try await list.getData()
         XCTAssertEqual(snap.childrenCount, 1)
         durable.database().goOffline()
-        list.childByAutoId().setValue(["n": 2])            // pending at terminate
+        list.childByAutoId().setValue(["n": 2], withCompletionBlock: nil)   // pending at terminate
         try await durable.terminate()
         let again = try Firestore.open(settings: s)
         let snap2 = try await again.database().reference(withPath: "list").getData()
