@@ -36,7 +36,7 @@ public final class EmberClient: @unchecked Sendable {
         self.persistence = persistence
         self.backend = backend
         self.engine = SyncEngine(worker: worker, events: events, persistence: persistence, gc: gc)
-        self.treeEngine = TreeEngine(worker: worker, events: events)
+        self.treeEngine = TreeEngine(worker: worker, events: events, persistence: persistence)
         worker.sync {
             engine.start(backend: backend, networkEnabled: networkEnabled)
             treeEngine.start(backend: backend, networkEnabled: networkEnabled)

@@ -4,6 +4,8 @@
 // so a half-applied or twice-applied batch is visible. It prints "Q n" once batch n is queued
 // (durably, `write` returned) and "A n" once the backend acknowledged it; every few dozen batches
 // it turns the network off for a while, so kills also hit writes waiting in the queue.
+// With argv[3] = "tree" it writes the Realtime-Database tree instead: write n is one multi-path
+// update of /items/n-a, /items/n-b and /items/n-c.
 import EmberModel
 import EmberCore
 #if canImport(Glibc)
@@ -17,7 +19,7 @@ func say(_ s: String) {
 
 let args = CommandLine.arguments
 guard args.count >= 3, let start = Int64(args[2]) else {
-    say("usage: EmberCrashWriter <path> <first-batch-number>")
+    say("usage: EmberCrashWriter <path> <first-batch-number> [tree]")
     exit(2)
 }
 
@@ -31,6 +33,25 @@ do {
 say("OPEN")
 
 var n = start
+let tree = args.count >= 4 && args[3] == "tree"
+while tree {
+    let ops = ["a", "b", "c"].map { part in
+        TreeWriteOp(path: TreePath(unchecked: ["items", "\(n)-\(part)"]),
+                    value: .object(TreeObject(["n": .int(n), "part": .string(part), "pad": .string(String(repeating: "x", count: 200))])))
+    }
+    let batch = n
+    do {
+        try client.treeWrite(ops) { err in say(err == nil ? "A \(batch)" : "R \(batch) \(err!)") }
+    } catch {
+        say("E \(error)")
+        exit(1)
+    }
+    say("Q \(batch)")
+    if n % 40 == 0 { try? client.disableNetwork() }
+    if n % 40 == 15 { try? client.enableNetwork() }
+    n += 1
+    if n % 8 == 0 { usleep(1000) }
+}
 while true {
     let muts: [Mutation] = ["a", "b", "c"].map { part in
         Mutation(key: try! DocumentKey(parsing: "items/\(n)-\(part)"),

@@ -23,6 +23,8 @@ public protocol Persistence: AnyObject {
     var isDurable: Bool { get }
     /// The backend's Realtime-Database tree (nil: the backend keeps one in memory). Has a default.
     var backendTree: TreeStore? { get }
+    /// The client's durable tree cache and pending tree writes (nil: kept in memory). Has a default.
+    var clientTree: ClientTreeStore? { get }
 
     /// A durable integer fact (the backend's clock, the highest batch it applied, ...).
     func metadata(_ key: String) -> Int64?

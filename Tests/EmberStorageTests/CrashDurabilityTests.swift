@@ -42,6 +42,61 @@ final class CrashDurabilityTests: XCTestCase {
         XCTAssertTrue(p.mutationQueue.isEmpty)
     }
 
+    /// The same with tree writes (multi-path updates of three children): every acknowledged write
+    /// is in the backend's tree, every queued one is there or still in the stored queue, none
+    /// is half-applied; after reopening, the queue drains into the tree.
+    func testKill9AtRandomPointsLosesNoTreeWrite() throws {
+        let writer = buildProductsDirectory().appendingPathComponent("EmberCrashWriter")
+        guard FileManager.default.isExecutableFile(atPath: writer.path) else {
+            return XCTFail("EmberCrashWriter is not built at \(writer.path): run `swift build --build-tests` first")
+        }
+        let dir = TempDir("ember-crash-tree")
+        let path = dir.file()
+        var queued = Set<Int64>(), acked = Set<Int64>()
+        var next: Int64 = 1
+        let rounds = Int(ProcessInfo.processInfo.environment["EMBER_CRASH_ROUNDS"] ?? "") ?? 12
+        for round in 0..<rounds {
+            let (q, a, sawOpen) = try runAndKill(writer, path: path, from: next, afterMs: Int.random(in: 30...400), tree: true)
+            XCTAssertTrue(sawOpen, "round \(round): the writer did not open the database")
+            queued.formUnion(q)
+            acked.formUnion(a)
+            next = (queued.max() ?? next) + 1000
+            let p = try SQLitePersistence(path: path)
+            let complete = appliedTree(p)
+            var pending = Set<Int64>()
+            for (_, ops) in p.clientTree!.pendingWrites() {
+                XCTAssertEqual(ops.count, 3, "round \(round): a queued write is whole")
+                if case .int(let n) = ops[0].value.child("n") { pending.insert(n) }
+            }
+            p.close()
+            XCTAssertTrue(acked.isSubset(of: complete), "round \(round): acknowledged tree writes lost: \(acked.subtracting(complete).sorted().prefix(10))")
+            let lost = queued.subtracting(complete).subtracting(pending)
+            XCTAssertTrue(lost.isEmpty, "round \(round): queued tree writes lost: \(lost.sorted().prefix(10))")
+            if round == rounds - 1 { print("tree crash test: \(rounds) kills, \(queued.count) writes queued, \(acked.count) acknowledged") }
+        }
+        XCTAssertGreaterThan(acked.count, 0)
+        let client = try EmberClient(options: EmberOptions(path: path))
+        for _ in 0..<3000 where client.treePendingWriteCount > 0 { usleep(10_000) }
+        XCTAssertEqual(client.treePendingWriteCount, 0)
+        client.close()
+        let p = try SQLitePersistence(path: path)
+        defer { p.close() }
+        let complete = appliedTree(p)
+        XCTAssertTrue(queued.isSubset(of: complete), "every queued tree write is applied after reopening: missing \(queued.subtracting(complete).sorted().prefix(10))")
+        XCTAssertTrue(p.clientTree!.pendingWrites().isEmpty)
+    }
+
+    /// Tree writes whose three children the backend holds (fails on a half-applied one).
+    private func appliedTree(_ p: SQLitePersistence, file: StaticString = #filePath, line: UInt = #line) -> Set<Int64> {
+        var parts: [Int64: Int] = [:]
+        for (_, v) in p.backendTree!.read(TreePath(unchecked: ["items"])).object?.children ?? [:] {
+            guard case .int(let n) = v.child("n") else { XCTFail("bad item \(v)", file: file, line: line); continue }
+            parts[n, default: 0] += 1
+        }
+        for (n, c) in parts where c != 3 { XCTFail("tree write \(n) is half-applied (\(c) of 3 children)", file: file, line: line) }
+        return Set(parts.keys)
+    }
+
     /// Batches whose three documents the backend holds, and the counter (throws on a half batch).
     private func applied(_ p: SQLitePersistence, file: StaticString = #filePath, line: UInt = #line) -> (Set<Int64>, Int64) {
         var parts: [Int64: Int] = [:]
@@ -71,10 +126,10 @@ final class CrashDurabilityTests: XCTestCase {
     }
 
     /// Runs the writer, kills it with SIGKILL `afterMs` after it opened, returns what it reported.
-    private func runAndKill(_ exe: URL, path: String, from: Int64, afterMs: Int) throws -> (Set<Int64>, Set<Int64>, Bool) {
+    private func runAndKill(_ exe: URL, path: String, from: Int64, afterMs: Int, tree: Bool = false) throws -> (Set<Int64>, Set<Int64>, Bool) {
         let proc = Process()
         proc.executableURL = exe
-        proc.arguments = [path, String(from)]
+        proc.arguments = [path, String(from)] + (tree ? ["tree"] : [])
         let out = Pipe()
         proc.standardOutput = out
         try proc.run()

@@ -219,9 +219,9 @@ final class DatabaseTests: XCTestCase {
         XCTAssertEqual(keys(values.queryOrderedByValue().queryStarting(atValue: true).queryEnding(atValue: 5)), ["x", "z"])
     }
 
-    /// On a durable database the tree works within the session (it is not durable yet: see
-    /// DEVELOPERS.md; the SQLite TreeStore is the next step).
-    func testTreeOnADurableDatabaseWorksInTheSession() async throws {
+    /// On a durable database the tree survives terminate and reopen (DEVELOPERS.md, "The
+    /// durable tree"): written data and offline writes still pending.
+    func testTreeOnADurableDatabaseSurvivesReopen() async throws {
         let dir = NSTemporaryDirectory() + "ember-tree-\(getpid())-\(UInt64.random(in: 0..<UInt64.max))"
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: dir) }
@@ -232,6 +232,14 @@ final class DatabaseTests: XCTestCase {
         _ = try await list.childByAutoId().setValue(["n": 1])
         let snap = try await list.getData()
         XCTAssertEqual(snap.childrenCount, 1)
+        durable.database().goOffline()
+        list.childByAutoId().setValue(["n": 2], withCompletionBlock: nil)   // pending at terminate
         try await durable.terminate()
+        let again = try Firestore.open(settings: s)
+        let snap2 = try await again.database().reference(withPath: "list").getData()
+        XCTAssertEqual(snap2.childrenCount, 2, "the stored tree and the pending write, sent on reopening")
+        let ns = (snap2.value as? [String: Any])?.values.compactMap { ($0 as? [String: Any])?["n"] as? Int }.sorted()
+        XCTAssertEqual(ns, [1, 2])
+        try await again.terminate()
     }
 }

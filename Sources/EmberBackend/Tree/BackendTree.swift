@@ -15,10 +15,16 @@ final class BackendTree {
     private var listens = PathTrie<[Int: Int]>()
     var connections: [Int: TreeConnection] = [:]
     private var nextConnectionId = 1
+    /// Child indexes per node and order, built by the first limited query there.
+    private var indexes = PathTrie<[TreeIndex: BackendChildIndex]>()
+    /// The highest write of a client sharing this durable store that was applied (see
+    /// `PersistenceKey.backendAppliedTreeWrite`).
+    private var appliedWrite: Int64 = 0
 
     init(persistence: Persistence) {
         self.persistence = persistence
         self.store = persistence.backendTree ?? MemoryTreeStore()
+        if persistence.isDurable { appliedWrite = persistence.metadata(PersistenceKey.backendAppliedTreeWrite) ?? 0 }
     }
 
     func makeConnection(_ make: (Int) -> TreeConnection) -> TreeConnection {
@@ -33,6 +39,43 @@ final class BackendTree {
         m[conn.id, default: 0] += 1
         listens[path] = m
         return store.read(path)
+    }
+
+    /// The first window of a limited query at `path` (whose node is `node`), from the child
+    /// index of its order (built now when missing). Nil for a query without a limit.
+    func window(_ path: TreePath, _ query: TreeQuery, node: TreeValue) -> TreeWindow? {
+        guard query.isLimited else { return nil }
+        var m = indexes[path] ?? [:]
+        let idx: BackendChildIndex
+        if let i = m[query.index] { idx = i } else {
+            idx = BackendChildIndex(index: query.index, node: node)
+            m[query.index] = idx
+            indexes[path] = m
+        }
+        return idx.window(query)
+    }
+
+    /// Number of child indexes (tests).
+    var indexCount: Int {
+        var n = indexes[.root]?.count ?? 0
+        indexes.forEachDescendant(of: .root) { _, m in n += m.count }
+        return n
+    }
+
+    /// Keeps the child indexes in step with a write: an index above the write updates the one
+    /// child the write is under; one at or below it is dropped (rebuilt by the next query).
+    private func updateIndexes(_ ops: [TreeWriteOp]) {
+        guard indexes.count > 0 else { return }
+        for op in ops {
+            var drop: [TreePath] = []
+            indexes.forEachAncestorOrSelf(of: op.path) { depth, m in
+                if depth == op.path.count { drop.append(op.path); return }
+                let at = TreePath(unchecked: Array(op.path.segments[..<depth]))
+                for (_, i) in m { i.update(key: op.path.segments[depth], at: at, store: store) }
+            }
+            indexes.forEachDescendant(of: op.path) { p, _ in drop.append(p) }
+            for p in drop { indexes[p] = nil }
+        }
     }
 
     func unlisten(_ conn: TreeConnection, _ path: TreePath) {
@@ -53,9 +96,19 @@ final class BackendTree {
     /// Applies the overwrites in order as one unit and notifies the connections listening under
     /// or above them (the writer always hears its acknowledgement).
     func apply(_ ops: [TreeWriteOp], from origin: TreeConnection, writeId: Int64) {
+        if origin.sharesPersistence && writeId <= appliedWrite {
+            // Applied before the client restarted, its acknowledgement lost: acknowledge it now.
+            origin.send(.change(ops: [], ack: writeId))
+            return
+        }
         persistence.runTransaction("tree write") {
             for op in ops { store.write(op.path, op.value) }
+            if origin.sharesPersistence {
+                appliedWrite = writeId
+                persistence.setMetadata(PersistenceKey.backendAppliedTreeWrite, writeId)
+            }
         }
+        updateIndexes(ops)
         var outgoing: [Int: [TreeWriteOp]] = [origin.id: []]
         for op in ops {
             var full: Set<Int> = []

@@ -1,5 +1,6 @@
 import Dispatch
 import EmberModel
+import EmberStorage
 
 /// Responsible for: one client's link to the backend's tree: what it sends crosses to the
 /// backend's queue; what the backend sends arrives in order on the client's delivery queue
@@ -13,10 +14,13 @@ public final class TreeConnection: @unchecked Sendable {
     public let id: Int
     weak var client: TreeBackendClient?
     let deliveryQueue: DispatchQueue
+    /// Whether the client caches in this backend's durable store (exactly-once after a crash).
+    let sharesPersistence: Bool
     /// Paths listened to (backend queue only), to drop them on disconnect.
     private var listened: [TreePath: Int] = [:]
 
-    init(backend: Backend, id: Int, client: TreeBackendClient, deliveryQueue: DispatchQueue) {
+    init(backend: Backend, id: Int, client: TreeBackendClient, deliveryQueue: DispatchQueue, sharesPersistence: Bool) {
+        self.sharesPersistence = sharesPersistence
         self.backend = backend
         self.id = id
         self.client = client
@@ -31,11 +35,14 @@ public final class TreeConnection: @unchecked Sendable {
         }
     }
 
-    public func listen(_ path: TreePath) {
+    /// Listens to `path`; the answer carries the first window of each limited query in
+    /// `windows` (from the backend's child indexes, consistent with the node sent).
+    public func listen(_ path: TreePath, windows: [TreeQuery] = []) {
         backend.queue.async { [self, backend = self.backend] in
             listened[path, default: 0] += 1
             let v = backend.tree.listen(self, path)
-            send(.listenResult(path: path, value: v))
+            let ws = windows.compactMap { backend.tree.window(path, $0, node: v) }
+            send(.listenResult(path: path, value: v, windows: ws))
         }
     }
 
@@ -71,12 +78,18 @@ public final class TreeConnection: @unchecked Sendable {
 }
 
 extension Backend {
-    /// Opens a tree connection whose events are delivered to `client` on `queue`.
-    public func connectTree(client: TreeBackendClient, queue deliveryQueue: DispatchQueue) -> TreeConnection {
+    /// Opens a tree connection whose events are delivered to `client` on `queue`. When
+    /// `clientPersistence` is this backend's durable store, the writes it applies are recorded
+    /// in the same transaction, so one resent after a crash is acknowledged, not applied twice.
+    public func connectTree(client: TreeBackendClient, queue deliveryQueue: DispatchQueue, clientPersistence: Persistence? = nil) -> TreeConnection {
         queue.sync {
-            tree.makeConnection { TreeConnection(backend: self, id: $0, client: client, deliveryQueue: deliveryQueue) }
+            let shares = clientPersistence.map { $0 === persistence && persistence.isDurable } ?? false
+            return tree.makeConnection { TreeConnection(backend: self, id: $0, client: client, deliveryQueue: deliveryQueue, sharesPersistence: shares) }
         }
     }
+
+    /// Number of child indexes the tree keeps (tests and diagnostics; blocking).
+    public var treeIndexCount: Int { queue.sync { tree.indexCount } }
 
     /// The tree's node at `path` (blocking; tests and tools).
     public func readTree(_ path: TreePath) -> TreeValue { queue.sync { tree.store.read(path) } }

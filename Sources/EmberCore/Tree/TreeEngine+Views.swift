@@ -1,4 +1,5 @@
 import EmberModel
+import EmberBackend
 
 /// Responsible for: the engine's views and observers: registering and removing observers
 /// (one view per path and query, shared), raising initial events, and turning every change of
@@ -18,11 +19,13 @@ extension TreeEngine {
         let id = TreeView.id(path, query)
         let view: TreeView
         if let v = views[id] { view = v } else {
+            loadStored(path)
             view = TreeView(path: path, query: query)
             views[id] = view
             viewsByPath[path] = (viewsByPath[path] ?? []) + [view]
-            addListen(path)
-            if complete.hasAncestorOrSelf(of: path) {
+            let known = complete.hasAncestorOrSelf(of: path)
+            addListen(path, window: !known && query.isLimited ? query : nil)
+            if known {
                 complete[path] = true
                 view.initialize(local.value(at: path.segments))
             } else {
@@ -58,6 +61,19 @@ extension TreeEngine {
     func token(handle: UInt, at path: TreePath) -> ListenerToken? {
         guard let o = observers[handle], o.view.path == path else { return nil }
         return o.token
+    }
+
+    /// Limited views at `path` still waiting for data start from the windows the backend sent
+    /// with the listen's answer (no pass over every child), when no pending write touches the
+    /// node (the windows describe the backend's state, not the local one).
+    func initializeFromWindows(at path: TreePath, _ windows: [TreeWindow]) {
+        if pendingByPath.hasAncestorOrSelf(of: path) || pendingByPath.hasDescendant(of: path) { return }
+        let node = local.value(at: path.segments)
+        for w in windows {
+            guard let v = views[TreeView.id(path, w.query)], !v.initialized, v.known.isEmpty else { continue }
+            v.initialize(node, window: w)
+            for o in v.observers { raiseInitial(o) }
+        }
     }
 
     /// Views at or below `path` that were waiting for data take their first state now.

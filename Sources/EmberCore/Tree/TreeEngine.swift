@@ -13,6 +13,13 @@ import EmberBackend
 /// answered (or an ancestor's was): only complete views raise events (Firebase raises nothing
 /// for a location it knows nothing about).
 ///
+/// With a durable client store (`Persistence.clientTree`), every pending write is stored before
+/// `write` returns and removed with its acknowledgement, and every change of `cache` (except
+/// forgetting an unlistened part) is written through to the stored cache, with the paths that
+/// were complete. After a reopen the pending writes are restored (and sent when online), and an
+/// observer at a stored complete path starts from the stored cache at once; the listen's answer
+/// then brings the current state as ordinary changes.
+///
 ///     engine.write([TreeWriteOp(path: p, value: v)]) { error in }    // on the worker
 final class TreeEngine: TreeBackendClient {
     struct PendingWrite {
@@ -23,13 +30,24 @@ final class TreeEngine: TreeBackendClient {
 
     let worker: DispatchQueue
     let events: EventThread
+    let persistence: Persistence
+    /// The durable client store (nil: the client's tree lives in memory only).
+    let store: ClientTreeStore?
+    /// Paths whose stored cache was complete (loaded into `cache` when observed).
+    private var storedComplete = PathTrie<Bool>()
     private(set) var connection: TreeConnection!
     private(set) var networkEnabled = true
     private(set) var closed = false
 
     var cache = TreeValue.null
     var local = TreeValue.null
-    private var pending: [PendingWrite] = []
+    /// Pending writes by id, their order (from `pendingHead`), and the ids of the writes with an
+    /// overwrite at each path: an acknowledgement or an overlay touches only the writes that
+    /// overlap its path, never the whole queue.
+    private var pending: [Int64: PendingWrite] = [:]
+    private var pendingOrder: [Int64] = []
+    private var pendingHead = 0
+    private(set) var pendingByPath = PathTrie<[Int64]>()
     private var nextWriteId: Int64 = 1
     private var sentUpTo: Int64 = 0
     var complete = PathTrie<Bool>()
@@ -40,19 +58,64 @@ final class TreeEngine: TreeBackendClient {
     var observers: [UInt: TreeObserver] = [:]
     var nextHandle: UInt = 1
 
-    init(worker: DispatchQueue, events: EventThread) {
+    init(worker: DispatchQueue, events: EventThread, persistence: Persistence) {
         self.worker = worker
         self.events = events
+        self.persistence = persistence
+        self.store = persistence.clientTree
     }
 
+    /// Connects, restores the stored pending writes (applied to `local`; sent when online) and
+    /// the stored complete paths. Worker queue.
     func start(backend: Backend, networkEnabled: Bool = true) {
-        connection = backend.connectTree(client: self, queue: worker)
+        connection = backend.connectTree(client: self, queue: worker, clientPersistence: persistence)
         self.networkEnabled = networkEnabled
+        guard let store else { return }
+        for p in store.completePaths() { storedComplete[p] = true }
+        for (id, ops) in store.pendingWrites() {
+            track(PendingWrite(id: id, ops: ops, completion: nil))
+            for op in ops { local.set(op.path.segments[...], op.value) }
+        }
+        nextWriteId = max(store.lastWriteId(), pendingOrder.last ?? 0) + 1
+        if networkEnabled { sendPending() }
     }
 
-    var pendingWriteCount: Int { pending.count }
+    var pendingWriteCount: Int { pendingOrder.count - pendingHead }
+    private var pendingWrites: ArraySlice<Int64> { pendingOrder[pendingHead...] }
     /// Every pending overwrite, oldest first.
-    var pendingOps: [TreeWriteOp] { pending.flatMap { $0.ops } }
+    var pendingOps: [TreeWriteOp] { pendingWrites.flatMap { pending[$0]!.ops } }
+
+    private func track(_ w: PendingWrite) {
+        pending[w.id] = w
+        pendingOrder.append(w.id)
+        for op in w.ops { pendingByPath[op.path] = (pendingByPath[op.path] ?? []) + [w.id] }
+    }
+
+    /// Drops write `id` from the queue (nil when unknown).
+    private func untrack(_ id: Int64) -> PendingWrite? {
+        guard let w = pending.removeValue(forKey: id) else { return nil }
+        if pendingOrder[pendingHead] == id {
+            pendingHead += 1
+            if pendingHead > 1024 && pendingHead * 2 > pendingOrder.count {
+                pendingOrder.removeFirst(pendingHead)
+                pendingHead = 0
+            }
+        } else if let i = pendingOrder[pendingHead...].firstIndex(of: id) {
+            pendingOrder.remove(at: i)
+        }
+        for op in w.ops {
+            let rest = (pendingByPath[op.path] ?? []).filter { $0 != id }
+            pendingByPath[op.path] = rest.isEmpty ? nil : rest
+        }
+        return w
+    }
+
+    private func sendPending() {
+        for id in pendingWrites where id > sentUpTo {
+            connection.write(id: id, pending[id]!.ops)
+            sentUpTo = id
+        }
+    }
 
     // MARK: writes
 
@@ -62,7 +125,8 @@ final class TreeEngine: TreeBackendClient {
     func write(_ ops: [TreeWriteOp], completion: ((EmberError?) -> Void)?) -> Int64 {
         let id = nextWriteId
         nextWriteId += 1
-        pending.append(PendingWrite(id: id, ops: ops, completion: completion))
+        if let store { persistence.runTransaction("tree write") { store.addPendingWrite(id: id, ops) } }
+        track(PendingWrite(id: id, ops: ops, completion: completion))
         changeLocal(ops.map { $0.path }, fromLocalWrite: true) {
             for op in ops { local.set(op.path.segments[...], op.value) }
         }
@@ -75,9 +139,14 @@ final class TreeEngine: TreeBackendClient {
 
     /// The node at `path` as the backend's `base` with every pending write applied over it.
     func overlay(_ base: TreeValue, at path: TreePath) -> TreeValue {
+        var ids: [Int64] = []
+        pendingByPath.forEachAncestorOrSelf(of: path) { _, l in ids += l }
+        pendingByPath.forEachDescendant(of: path) { _, l in ids += l }
+        if ids.isEmpty { return base }
+        if ids.count > 1 { ids = Array(Set(ids)).sorted() }
         var result = base
-        for w in pending {
-            for op in w.ops {
+        for id in ids {
+            for op in pending[id]!.ops {
                 if op.path.isAncestorOrSelf(of: path) {
                     result = op.value.value(at: op.path.relative(path))
                 } else if path.isAncestor(of: op.path) {
@@ -93,21 +162,34 @@ final class TreeEngine: TreeBackendClient {
     func tree(_ connection: TreeConnection, didSend event: TreeBackendEvent) {
         guard !closed else { return }
         switch event {
-        case .listenResult(let path, let value):
+        case .listenResult(let path, let value, let windows):
             guard listenCounts[path] != nil else { return }
             changeLocal([path]) {
                 cache.set(path.segments[...], value)
                 local.set(path.segments[...], overlay(value, at: path))
             }
             complete[path] = true
+            if let store {
+                persistence.runTransaction("tree listen") {
+                    store.cache.write(path, value)
+                    store.markComplete(path)
+                }
+                storedComplete[path] = true
+            }
+            if !windows.isEmpty { initializeFromWindows(at: path, windows) }
             initializeViews(at: path)
         case .change(let ops, let ack):
             var paths = ops.map { $0.path }
             var done: PendingWrite?
-            if let a = ack, let i = pending.firstIndex(where: { $0.id == a }) {
-                let w = pending.remove(at: i)
+            if let a = ack, let w = untrack(a) {
                 done = w
                 for op in w.ops where !paths.contains(op.path) { paths.append(op.path) }
+            }
+            if let store, !ops.isEmpty || done != nil {
+                persistence.runTransaction("tree change") {
+                    for op in ops { store.cache.write(op.path, op.value) }
+                    if let w = done { store.removePendingWrite(id: w.id) }
+                }
             }
             changeLocal(paths) {
                 for op in ops { cache.set(op.path.segments[...], op.value) }
@@ -119,10 +201,26 @@ final class TreeEngine: TreeBackendClient {
 
     // MARK: listens
 
-    func addListen(_ path: TreePath) {
+    /// Counts a listen at `path`; the first one is sent (asking for `window`'s first window when
+    /// given: a limited query whose view waits for this answer).
+    func addListen(_ path: TreePath, window: TreeQuery? = nil) {
         let n = listenCounts[path] ?? 0
         listenCounts[path] = n + 1
-        if n == 0 && networkEnabled { connection.listen(path) }
+        if n == 0 && networkEnabled { connection.listen(path, windows: window.map { [$0] } ?? []) }
+    }
+
+    /// Before an observer starts at `path`: when the client knows nothing live there but its
+    /// stored cache was complete, that node becomes the cache (complete until the listen's
+    /// answer replaces it), so observers start from it at once.
+    func loadStored(_ path: TreePath) {
+        guard let store, !complete.hasAncestorOrSelf(of: path), storedComplete.hasAncestorOrSelf(of: path) else { return }
+        let v = store.cache.read(path)
+        changeLocal([path]) {
+            cache.set(path.segments[...], v)
+            local.set(path.segments[...], overlay(v, at: path))
+        }
+        complete[path] = true
+        initializeViews(at: path)
     }
 
     func removeListen(_ path: TreePath) {
@@ -159,11 +257,11 @@ final class TreeEngine: TreeBackendClient {
     func enableNetwork() {
         guard !networkEnabled else { return }
         networkEnabled = true
-        for p in listenedPaths { connection.listen(p) }
-        for w in pending where w.id > sentUpTo {
-            connection.write(id: w.id, w.ops)
-            sentUpTo = w.id
+        for p in listenedPaths {
+            let windows = (viewsByPath[p] ?? []).filter { !$0.initialized && $0.query.isLimited }.map { $0.query }
+            connection.listen(p, windows: windows)
         }
+        sendPending()
     }
 
     // MARK: reads
@@ -192,6 +290,8 @@ final class TreeEngine: TreeBackendClient {
             }
         } else if complete.hasAncestorOrSelf(of: path) {
             answer(local.value(at: path.segments))
+        } else if let store, storedComplete.hasAncestorOrSelf(of: path) {
+            answer(overlay(store.cache.read(path), at: path))
         } else {
             events.post { completion(.failure(EmberError(.unavailable, "Failed to get '\(path)': the client is offline and the location is not in the cache."))) }
         }
@@ -204,8 +304,11 @@ final class TreeEngine: TreeBackendClient {
         closed = true
         connection?.disconnect()
         let err = EmberError(.cancelled, "The database was closed before the write was acknowledged.")
-        for w in pending { if let cb = w.completion { events.post { cb(err) } } }
+        for id in pendingWrites { if let cb = pending[id]?.completion { events.post { cb(err) } } }
         pending.removeAll()
+        pendingOrder.removeAll()
+        pendingHead = 0
+        pendingByPath = PathTrie()
         views.removeAll()
         viewsByPath = PathTrie()
         observers.removeAll()

@@ -1,4 +1,5 @@
 import EmberModel
+import EmberBackend
 
 /// Responsible for: what one (path, query) shows and how it changes (SEMANTICS.md 20-21,
 /// Firebase JS `core/view/`): the children in the query's range ordered by its index, the window
@@ -82,6 +83,20 @@ final class TreeView {
         initialized = true
         known = [:]
         rebuild(node, partial: true)
+    }
+
+    /// Takes the node at the view's path as its first complete state, with its in-range
+    /// children as the backend's index gave them (`window`: the best 2 x limit, ascending; any
+    /// others are worse), so nothing else of the node is looked at.
+    func initialize(_ node: TreeValue, window: TreeWindow) {
+        initialized = true
+        known = [:]
+        leaf = leafState(node)
+        sortValues = [:]
+        guard node.object != nil, !window.entries.isEmpty else { children = OrderedChildren(); cut = nil; return }
+        for e in window.entries { sortValues[e.key] = e.sortValue }
+        children = OrderedChildren(sorted: window.entries)
+        cut = window.truncated ? (query.limitType == .last ? window.entries.first : window.entries.last) : nil
     }
 
     /// Turns a partial view complete: the changes from what it knew to `node` (to `apply` next).

@@ -25,6 +25,17 @@ public struct OrderedChildren: Sendable {
         count = sorted.count
     }
 
+    /// Builds from entries already in order (ascending, no duplicates); not checked.
+    public init(sorted: [ChildEntry]) {
+        var i = 0
+        while i < sorted.count {
+            let end = Swift.min(sorted.count, i + OrderedChildren.chunkSize / 2)
+            chunks.append(Array(sorted[i..<end]))
+            i = end
+        }
+        count = sorted.count
+    }
+
     public var isEmpty: Bool { count == 0 }
     public var first: ChildEntry? { chunks.first?.first }
     public var last: ChildEntry? { chunks.last?.last }
@@ -129,6 +140,20 @@ public struct OrderedChildren: Sendable {
             }
             ci += 1
             pos = 0
+        }
+    }
+
+    /// Calls `body` for each entry from the last one backwards until `body` returns false.
+    public func forEachReversed(_ body: (ChildEntry) -> Bool) {
+        var ci = chunks.count - 1
+        while ci >= 0 {
+            let c = chunks[ci]
+            var pos = c.count - 1
+            while pos >= 0 {
+                if !body(c[pos]) { return }
+                pos -= 1
+            }
+            ci -= 1
         }
     }
 

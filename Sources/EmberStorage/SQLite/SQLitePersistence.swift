@@ -39,6 +39,8 @@ public final class SQLitePersistence: Persistence {
     private var _queue: SQLiteMutationQueue!
     private var _targets: SQLiteTargetCache!
     private var _indexes: SQLiteIndexManager!
+    /// The Realtime-Database tree's tables (Tree/SQLiteTreeStore.swift).
+    private(set) var tree: SQLiteTreeTables!
 
     public var backendDocuments: DocumentStore { _backend }
     public var remoteDocuments: DocumentStore { _remote }
@@ -72,6 +74,7 @@ public final class SQLitePersistence: Persistence {
             _remote = SQLiteDocumentStore(persistence: self, table: "remote_docs", indexes: _indexes)
             _queue = SQLiteMutationQueue(persistence: self)
             _targets = SQLiteTargetCache(persistence: self)
+            tree = try SQLiteTreeTables(persistence: self, db: db)
             sequence = max(try db.scalarInt("SELECT MAX(seq) FROM remote_docs") ?? 0,
                            try db.scalarInt("SELECT MAX(last_used) FROM targets") ?? 0)
         } catch {

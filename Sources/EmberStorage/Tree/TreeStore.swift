@@ -17,12 +17,44 @@ public protocol TreeStore: AnyObject {
     func write(_ path: TreePath, _ value: TreeValue)
     /// Number of leaves stored (diagnostics and tests).
     var leafCount: Int { get }
+    /// Whether anything is stored at or under `path` (without reading it when the store can).
+    func exists(_ path: TreePath) -> Bool
+}
+
+extension TreeStore {
+    public func exists(_ path: TreePath) -> Bool { read(path).exists }
+}
+
+/// Responsible for: what a client keeps of the tree between sessions: its cache of the
+/// backend's tree (`cache`, a `TreeStore`), the paths whose cached node was once complete (a
+/// listen's answer), and its queue of unacknowledged writes with their ids (never reused). A
+/// durable store implements it in the same file as the documents; a memory client has none.
+/// Callers group calls in the persistence's `runTransaction`. Worker queue only.
+public protocol ClientTreeStore: AnyObject {
+    var cache: TreeStore { get }
+    /// Paths whose node in `cache` was complete when last heard (none below another one).
+    func completePaths() -> [TreePath]
+    /// Records `path` as complete (dropping the records below it).
+    func markComplete(_ path: TreePath)
+    /// Unacknowledged writes, oldest first.
+    func pendingWrites() -> [(id: Int64, ops: [TreeWriteOp])]
+    func addPendingWrite(id: Int64, _ ops: [TreeWriteOp])
+    func removePendingWrite(id: Int64)
+    /// The highest write id ever queued (0 when none).
+    func lastWriteId() -> Int64
 }
 
 extension Persistence {
     /// Where the backend keeps its tree. Implementations without one (nil) get a memory tree
     /// from the backend. (A durable implementation returns its own, e.g. a SQLite table.)
     public var backendTree: TreeStore? { nil }
+    /// Where the client keeps its tree cache and pending tree writes (nil: in memory).
+    public var clientTree: ClientTreeStore? { nil }
+}
+
+extension PersistenceKey {
+    /// The highest tree write id of the local client the backend applied (as `backendAppliedBatch`).
+    public static let backendAppliedTreeWrite = "backend.appliedTreeWrite"
 }
 
 /// Responsible for: a tree held in memory as one copy-on-write value; reads hand out shared

@@ -19,7 +19,7 @@ final class BackendTreeTests: XCTestCase {
 
     func describe(_ e: TreeBackendEvent) -> String {
         switch e {
-        case .listenResult(let path, let v): return "result \(path) \(v)"
+        case .listenResult(let path, let v, _): return "result \(path) \(v)"
         case .change(let ops, let ack): return "change [" + ops.map { "\($0.path)=\($0.value)" }.joined(separator: ", ") + "] ack=\(ack.map(String.init) ?? "-")"
         }
     }

@@ -1,0 +1,94 @@
+import EmberModel
+import EmberStorage
+
+/// Responsible for: the backend's index of one node's children in one order (Firebase's
+/// `.indexOn`, built on the first limited query at that node and kept while the backend runs):
+/// the children sorted by (sort value, key), updated in O(log n) when a write changes one child,
+/// so a limited query's window is read from one end without touching the other children.
+/// Backend queue only.
+///
+///     let i = BackendChildIndex(index: .child(scorePath), node: store.read(posts))
+///     i.window(query)      // the best 2 x limit in-range children, ascending
+final class BackendChildIndex {
+    let index: TreeIndex
+    private var children: OrderedChildren
+    private var sortValues: [String: TreeValue] = [:]
+
+    init(index: TreeIndex, node: TreeValue) {
+        self.index = index
+        var entries: [ChildEntry] = []
+        if case .object(let o) = node {
+            entries.reserveCapacity(o.count)
+            sortValues.reserveCapacity(o.count)
+            for (k, v) in o.children {
+                let sv = index.sortValue(of: v)
+                entries.append(ChildEntry(key: k, sortValue: sv))
+                sortValues[k] = sv
+            }
+        }
+        children = OrderedChildren(sorted: BackendChildIndex.sort(entries))
+    }
+
+    /// Sorts by a cheap key first (the value's rank, then numbers as doubles: a monotonic
+    /// mapping, so it never contradicts the exact order) and compares entries fully only on
+    /// ties (strings, equal doubles, keys): most comparisons touch two words.
+    static func sort(_ entries: [ChildEntry]) -> [ChildEntry] {
+        struct Key { let rank: Int; let num: Double; let i: Int }
+        var keys: [Key] = []
+        keys.reserveCapacity(entries.count)
+        for (i, e) in entries.enumerated() {
+            switch e.sortValue {
+            case .null: keys.append(Key(rank: 0, num: 0, i: i))
+            case .bool(let b): keys.append(Key(rank: b ? 2 : 1, num: 0, i: i))
+            case .int(let x): keys.append(Key(rank: 3, num: Double(x), i: i))
+            case .double(let d): keys.append(Key(rank: 3, num: d, i: i))
+            case .string: keys.append(Key(rank: 4, num: 0, i: i))
+            case .object: keys.append(Key(rank: 5, num: 0, i: i))
+            }
+        }
+        keys.sort { a, b in
+            if a.rank != b.rank { return a.rank < b.rank }
+            if a.num != b.num { return a.num < b.num }
+            return ChildEntry.compare(entries[a.i], entries[b.i]) < 0
+        }
+        return keys.map { entries[$0.i] }
+    }
+
+    var count: Int { children.count }
+
+    /// Re-reads child `key` of the node at `path` from `store` (after a write under it).
+    func update(key: String, at path: TreePath, store: TreeStore) {
+        if let old = sortValues.removeValue(forKey: key) { children.remove(ChildEntry(key: key, sortValue: old)) }
+        let childPath = path.child(key)
+        let sv: TreeValue?
+        switch index {
+        case .key: sv = store.exists(childPath) ? .null : nil
+        case .value:
+            let v = store.read(childPath)
+            sv = v.exists ? index.sortValue(of: v) : nil
+        case .child(let p): sv = store.exists(childPath) ? store.read(childPath.appending(p)) : nil
+        }
+        guard let sv else { return }
+        sortValues[key] = sv
+        children.insert(ChildEntry(key: key, sortValue: sv))
+    }
+
+    /// The best 2 x limit children of `query`'s range from its limit's end, ascending, and
+    /// whether in-range children were left out (all of them worse than those given).
+    func window(_ query: TreeQuery) -> TreeWindow {
+        let n = 2 * (query.limit ?? Int.max / 2)
+        var out: [ChildEntry] = []
+        var truncated = false
+        let body: (ChildEntry) -> Bool = { e in
+            guard query.contains(e) else { return true }
+            if out.count == n { truncated = true; return false }
+            out.append(e)
+            return true
+        }
+        if query.limitType == .first { children.forEach(from: nil, body) } else {
+            children.forEachReversed(body)
+            out.reverse()
+        }
+        return TreeWindow(query: query, entries: out, truncated: truncated)
+    }
+}

@@ -1,0 +1,97 @@
+import XCTest
+import EmberModel
+import EmberStorage
+@testable import EmberBackend
+
+/// The backend's child index: windows equal to a sort of every child, kept right under random
+/// writes below the indexed node, dropped by a write at or above it; and limited listens carry
+/// their window.
+final class BackendChildIndexTests: XCTestCase {
+    func p(_ s: String) -> TreePath { try! TreePath(parsing: s) }
+
+    /// The window by brute force: every in-range child sorted, the best 2 x limit.
+    func expected(_ node: TreeValue, _ q: TreeQuery) -> ([String], Bool) {
+        var all: [ChildEntry] = []
+        for (k, v) in node.object?.children ?? [:] {
+            let e = ChildEntry(key: k, sortValue: q.index.sortValue(of: v))
+            if q.contains(e) { all.append(e) }
+        }
+        all.sort { ChildEntry.compare($0, $1) < 0 }
+        let n = 2 * q.limit!
+        let keep = q.limitType == .first ? Array(all.prefix(n)) : Array(all.suffix(n))
+        return (keep.map { $0.key }, all.count > n)
+    }
+
+    func testWindowsFollowRandomWrites() throws {
+        let store = MemoryTreeStore()
+        var rng = SystemRandomNumberGenerator()
+        func child() -> TreeValue {
+            Int.random(in: 0..<10, using: &rng) == 0 ? .string("x") : .object(TreeObject(["score": .int(Int64.random(in: 0..<50, using: &rng))]))
+        }
+        var d: [String: TreeValue] = [:]
+        for i in 0..<300 { d["k\(i)"] = child() }
+        store.write(p("posts"), .object(TreeObject(d)))
+        let queries = [
+            try TreeQuery().orderBy(.child(p("score"))).limit(5, .last),
+            try TreeQuery().orderBy(.child(p("score"))).limit(7, .first),
+            try TreeQuery().orderBy(.child(p("score"))).start(.at, .int(10), key: nil).end(.at, .int(30), key: nil).limit(4, .last),
+            try TreeQuery().orderBy(.key).limit(3, .first),
+            try TreeQuery().orderBy(.value).limit(3, .last),
+        ]
+        var indexes: [TreeIndex: BackendChildIndex] = [:]
+        for q in queries where indexes[q.index] == nil { indexes[q.index] = BackendChildIndex(index: q.index, node: store.read(p("posts"))) }
+        for step in 0..<500 {
+            let k = "k\(Int.random(in: 0..<320, using: &rng))"
+            let path: TreePath
+            let v: TreeValue
+            switch Int.random(in: 0..<4, using: &rng) {
+            case 0: (path, v) = (p("posts/\(k)"), .null)
+            case 1: (path, v) = (p("posts/\(k)/score"), .int(Int64.random(in: 0..<50, using: &rng)))
+            case 2: (path, v) = (p("posts/\(k)/other"), .int(1))
+            default: (path, v) = (p("posts/\(k)"), child())
+            }
+            store.write(path, v)
+            for (_, i) in indexes { i.update(key: k, at: p("posts"), store: store) }
+            for q in queries {
+                let w = indexes[q.index]!.window(q)
+                let (keys, truncated) = expected(store.read(p("posts")), q)
+                XCTAssertEqual(w.entries.map { $0.key }, keys, "step \(step), \(q)")
+                XCTAssertEqual(w.truncated, truncated, "step \(step), \(q)")
+            }
+        }
+    }
+
+    func testLimitedListenCarriesItsWindowAndIndexesFollowWrites() throws {
+        let persistence = MemoryPersistence()
+        let backend = Backend(persistence: persistence)
+        let client = RecordingTreeClient()
+        let queue = DispatchQueue(label: "test.tree")
+        let conn = backend.connectTree(client: client, queue: queue)
+        var d: [String: TreeValue] = [:]
+        for i in 0..<50 { d["k\(i)"] = .object(TreeObject(["score": .int(Int64(i))])) }
+        conn.write(id: 1, [TreeWriteOp(path: p("posts"), value: .object(TreeObject(d)))])
+        let q = try TreeQuery().orderBy(.child(p("score"))).limit(3, .last)
+        conn.listen(p("posts"), windows: [q])
+        backend.flush(); queue.sync {}
+        guard case .listenResult(_, let node, let windows)? = client.events.last else { return XCTFail("no listen result") }
+        XCTAssertEqual(node.childCount, 50)
+        XCTAssertEqual(windows.first?.entries.map { $0.key }, ["k44", "k45", "k46", "k47", "k48", "k49"])
+        XCTAssertEqual(windows.first?.truncated, true)
+        XCTAssertEqual(backend.treeIndexCount, 1)
+        // A write under the node updates the index; the next listen's window shows it.
+        conn.write(id: 2, [TreeWriteOp(path: p("posts/k0/score"), value: .int(100))])
+        conn.listen(p("posts"), windows: [q])
+        backend.flush(); queue.sync {}
+        guard case .listenResult(_, _, let w2)? = client.events.last else { return XCTFail("no listen result") }
+        XCTAssertEqual(w2.first?.entries.last?.key, "k0")
+        // A write at the node drops its index; the next limited listen builds it again.
+        conn.write(id: 3, [TreeWriteOp(path: p("posts"), value: .int(1))])
+        backend.flush()
+        XCTAssertEqual(backend.treeIndexCount, 0)
+    }
+}
+
+final class RecordingTreeClient: TreeBackendClient, @unchecked Sendable {
+    var events: [TreeBackendEvent] = []
+    func tree(_ connection: TreeConnection, didSend event: TreeBackendEvent) { events.append(event) }
+}
