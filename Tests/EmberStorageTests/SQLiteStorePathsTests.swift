@@ -63,6 +63,44 @@ final class SQLiteStorePathsTests: XCTestCase {
         p!.close()
     }
 
+    /// An unindexed scan checks the filters on the encoded fields first: its matches are those of
+    /// decoding everything (nested paths, missing fields, mixed types, tombstones, ORs, `__name__`).
+    func testPrefilteredScanAgreesWithDecodingEverything() throws {
+        let dir = TempDir()
+        let p = try SQLitePersistence(path: dir.file())
+        defer { p.close() }
+        let mem = MemoryDocumentStore()
+        var rng = SystemRandomNumberGenerator()
+        let values: [Value] = [.int(1), .int(2), .double(2.0), .string("a"), .null, .array([.int(1), .string("a")]), .map(MapValue(["n": .int(1)]))]
+        for i in 0..<300 {
+            var f: [String: Value] = [:]
+            if Bool.random(using: &rng) { f["a"] = values.randomElement(using: &rng)! }
+            if Bool.random(using: &rng) { f["b"] = .map(MapValue(["c": values.randomElement(using: &rng)!])) }
+            if Bool.random(using: &rng) { f["z"] = .string(String(repeating: "p", count: Int.random(in: 0...40))) }
+            let d = i % 17 == 0 ? Document.missing(skey("c/d\(i)"), version: 2) : sdoc("c/d\(i)", f)
+            for s in [p.remoteDocuments, mem] as [DocumentStore] { s.put(d) }
+        }
+        p.remoteDocuments.put(sdoc("x/1/c/sub", ["a": .int(1)]))
+        mem.put(sdoc("x/1/c/sub", ["a": .int(1)]))
+        func ff(_ path: [String], _ op: FilterOperator, _ v: Value) -> Filter { .field(FieldFilter(field: FieldPath(unchecked: path), op: op, value: v)) }
+        let filters: [[Filter]] = [
+            [ff(["a"], .equal, .int(1))], [ff(["a"], .equal, .double(2))], [ff(["b", "c"], .greaterThan, .int(1))],
+            [ff(["a"], .notEqual, .int(1))], [ff(["a"], .arrayContains, .string("a"))], [ff(["a"], .in, .array([.int(2), .null]))],
+            [ff(["a"], .notIn, .array([.int(1)]))], [ff(["b", "c", "n"], .equal, .int(1))], [ff(["a"], .equal, .int(1)), ff(["b", "c"], .lessThan, .int(5))],
+            [.composite(CompositeFilter(op: .or, filters: [ff(["a"], .equal, .int(1)), ff(["b", "c"], .equal, .int(2))]))],
+            [ff(["__name__"], .greaterThan, .reference(skey("c/d5")))], [ff(["zz"], .equal, .int(1))],
+        ]
+        for fs in filters {
+            for group in [false, true] {
+                var q = group ? Query(collectionGroup: "c") : try Query(collection: spath("c"))
+                for f in fs { q = try q.filter(f) }
+                let got = Set(p.remoteDocuments.documents(matching: q).filter { q.matches($0) }.map { $0.key })
+                let want = Set(mem.documents(matching: q).filter { q.matches($0) }.map { $0.key })
+                XCTAssertEqual(got, want, "\(fs) group \(group)")
+            }
+        }
+    }
+
     func testCollectorSkipsSummingUnderTheBoundAndStillCollects() throws {
         let dir = TempDir()
         let p = try SQLitePersistence(path: dir.file())

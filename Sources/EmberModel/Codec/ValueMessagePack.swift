@@ -15,6 +15,7 @@ public enum ValueMessagePack {
 
     public static func encode(_ v: Value) -> [UInt8] {
         var out: [UInt8] = []
+        out.reserveCapacity(128)
         write(v, to: &out)
         return out
     }
@@ -63,8 +64,15 @@ public enum ValueMessagePack {
         return nil
     }
 
+    @inline(__always)
     static func be(_ v: UInt64, _ n: Int, _ out: inout [UInt8]) {
-        for k in stride(from: (n - 1) * 8, through: 0, by: -8) { out.append(UInt8((v >> UInt64(k)) & 0xFF)) }
+        withUnsafeBytes(of: (v << UInt64(64 - 8 * n)).bigEndian) { out.append(contentsOf: UnsafeRawBufferPointer(rebasing: $0[0..<n])) }
+    }
+
+    @inline(__always)
+    static func utf8(_ s: String, _ out: inout [UInt8]) {
+        var s = s
+        s.withUTF8 { out.append(contentsOf: $0) }
     }
 
     static func write(_ v: Value, to out: inout [UInt8]) {
@@ -81,7 +89,7 @@ public enum ValueMessagePack {
             out.append(contentsOf: [0xC7, 12, UInt8(bitPattern: timestampExt)])
             be(UInt64(UInt32(t.nanoseconds)), 4, &out)
             be(UInt64(bitPattern: t.seconds), 8, &out)
-        case .string(let s): header(s.utf8.count, fix: 0xA0, fixMax: 31, d8: 0xD9, d16: 0xDA, d32: 0xDB, &out); out.append(contentsOf: s.utf8)
+        case .string(let s): header(s.utf8.count, fix: 0xA0, fixMax: 31, d8: 0xD9, d16: 0xDA, d32: 0xDB, &out); utf8(s, &out)
         case .bytes(let b): header(b.count, fix: nil, fixMax: 0, d8: 0xC4, d16: 0xC5, d32: 0xC6, &out); out.append(contentsOf: b)
         case .reference(let k): ext(Array(k.path.canonical.utf8), referenceExt, &out)
         case .geoPoint(let g):
@@ -93,7 +101,11 @@ public enum ValueMessagePack {
             for e in a { write(e, to: &out) }
         case .map(let m):
             header(m.count, fix: 0x80, fixMax: 15, d8: nil, d16: 0xDE, d32: 0xDF, &out)
-            for (k, e) in m.entries { write(.string(k), to: &out); write(e, to: &out) }
+            for (k, e) in m.entries {
+                header(k.utf8.count, fix: 0xA0, fixMax: 31, d8: 0xD9, d16: 0xDA, d32: 0xDB, &out)
+                utf8(k, &out)
+                write(e, to: &out)
+            }
         }
     }
 
