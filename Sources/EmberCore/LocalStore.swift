@@ -116,11 +116,7 @@ final class LocalStore {
         var changed: [DocumentKey] = []
         changed.reserveCapacity(docs.count)
         persistence.runTransaction("apply remote") {
-            for d in docs {
-                if let cached = remote.version(of: d.key), cached > d.version { continue }
-                remote.put(d)
-                changed.append(d.key)
-            }
+            for d in docs where remote.putIfNewer(d) { changed.append(d.key) }
         }
         for k in changed {
             guard let ids = batchesByKey[k] else { continue }

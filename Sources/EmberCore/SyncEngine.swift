@@ -121,9 +121,13 @@ final class SyncEngine: BackendClient {
             markDirty(target)
             emit()
         case .commit(let version, let docs, let ack):
-            var keys = local.applyRemote(docs, acknowledging: ack)
+            // The cache update and the batch's removal from the queue: one transaction.
+            var keys: [DocumentKey] = []
+            local.persistence.runTransaction("acknowledge") {
+                keys = local.applyRemote(docs, acknowledging: ack)
+                if let batchId = ack { keys += local.removeBatch(batchId) }
+            }
             noteRemoteDocuments(docs.count)
-            if let batchId = ack { keys += local.removeBatch(batchId) }
             refresh(keys, readTime: version)
             emit()
             if let batchId = ack { completeBatch(batchId, error: nil) }

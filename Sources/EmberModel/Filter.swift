@@ -70,8 +70,11 @@ public struct FieldFilter: Sendable {
         self.value = value
     }
 
-    public func matches(_ doc: Document) -> Bool {
-        guard let other = doc.field(field) else { return false }
+    public func matches(_ doc: Document) -> Bool { matches(fieldValue: doc.field(field)) }
+
+    /// Whether a document whose `field` holds `fieldValue` (nil: absent) passes this filter.
+    public func matches(fieldValue: Value?) -> Bool {
+        guard let other = fieldValue else { return false }
         switch op {
         case .notEqual:
             if other.isNull { return false }

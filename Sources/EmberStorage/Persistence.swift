@@ -42,6 +42,8 @@ public protocol DocumentStore: AnyObject {
     func version(of key: DocumentKey) -> Int64?
     /// Inserts or replaces the entry for `doc.key` (a tombstone when `doc.exists` is false).
     func put(_ doc: Document)
+    /// Puts `doc` unless the store holds a newer version of it; true when it was stored.
+    func putIfNewer(_ doc: Document) -> Bool
     func remove(_ key: DocumentKey)
     /// Every entry whose parent is `collection`, tombstones included, in no particular order.
     func documents(in collection: ResourcePath) -> [Document]
@@ -64,6 +66,11 @@ public protocol DocumentStore: AnyObject {
 
 extension DocumentStore {
     public func version(of key: DocumentKey) -> Int64? { get(key)?.version }
+    public func putIfNewer(_ doc: Document) -> Bool {
+        if let v = version(of: doc.key), v > doc.version { return false }
+        put(doc)
+        return true
+    }
     public func documents(matching query: Query) -> [Document] {
         if let g = query.collectionGroup { return documents(inGroup: g) }
         return documents(in: query.path)

@@ -58,6 +58,42 @@ final class ValueCodecTests: XCTestCase {
         }
     }
 
+    /// The encoder writes the bytes MessagePack prescribes (the stored format): headers, big-endian
+    /// numbers, keys in order.
+    func testMessagePackEncodingIsTheStoredFormat() {
+        XCTAssertEqual(ValueMessagePack.encode(.int(300)), [0xD3, 0, 0, 0, 0, 0, 0, 1, 0x2C])
+        XCTAssertEqual(ValueMessagePack.encode(.double(1.0)), [0xCB, 0x3F, 0xF0, 0, 0, 0, 0, 0, 0])
+        XCTAssertEqual(ValueMessagePack.encode(.string(String(repeating: "a", count: 40))), [0xD9, 40] + Array(repeating: 0x61, count: 40))
+        XCTAssertEqual(ValueMessagePack.encode(.bytes(Array(repeating: 1, count: 300))), [0xC5, 1, 0x2C] + Array(repeating: 1, count: 300))
+        XCTAssertEqual(ValueMessagePack.encode(.map(MapValue(["b": .int(1), "a": .null]))), [0x82, 0xA1, 0x61, 0xC0, 0xA1, 0x62, 0x01])
+        XCTAssertEqual(ValueMessagePack.encode(.timestamp(Timestamp(seconds: 1, nanoseconds: 2000))), [0xC7, 12, 0xFF, 0, 0, 0x07, 0xD0, 0, 0, 0, 0, 0, 0, 0, 1])
+    }
+
+    /// `field` finds a value inside an encoded document without decoding the rest, equal to what
+    /// the full decode holds there, for every kind of value before and after it.
+    func testMessagePackFieldLookupAgreesWithTheFullDecode() throws {
+        var entries: [String: Value] = [:]
+        for (i, v) in samples.enumerated() { entries["f\(i)"] = v }
+        entries["m"] = .map(MapValue(["x": .int(1), "y": .map(MapValue(["z": .string("deep")]))]))
+        let doc = MapValue(entries)
+        let bytes = ValueMessagePack.encode(.map(doc))
+        func field(_ path: [String]) throws -> Value? {
+            try bytes.withUnsafeBufferPointer { try ValueMessagePack.field(path.map { Array($0.utf8) }, in: $0) }
+        }
+        for (k, v) in doc.entries { assertSame(try XCTUnwrap(field([k])), v, k) }
+        XCTAssertTrue(try field(["m", "y", "z"]) == .string("deep"))
+        XCTAssertTrue(try field(["m", "x"]) == .int(1))
+        XCTAssertNil(try field(["m", "x", "no"]), "an intermediate that is not a map")
+        XCTAssertNil(try field(["nope"]))
+        XCTAssertNil(try field(["m", "nope"]))
+        // Malformed or out-of-order input throws (callers then decode the whole document).
+        let unordered: [UInt8] = [0x82, 0xA1, 0x62, 0x01, 0xA1, 0x61, 0x02]
+        XCTAssertThrowsError(try unordered.withUnsafeBufferPointer { try ValueMessagePack.field([[0x61]], in: $0) })
+        let truncated = Array(bytes.prefix(bytes.count / 2))
+        XCTAssertThrowsError(try truncated.withUnsafeBufferPointer { try ValueMessagePack.field([Array("zz".utf8)], in: $0) })
+        XCTAssertThrowsError(try [UInt8]([0x91, 0x01]).withUnsafeBufferPointer { try ValueMessagePack.field([[0x61]], in: $0) }, "not a map")
+    }
+
     func testMessagePackReadsEveryIntFamilyAndFloat32() throws {
         XCTAssertTrue(try ValueMessagePack.decode([0xCC, 200]) == .int(200))
         XCTAssertTrue(try ValueMessagePack.decode([0xCD, 1, 0]) == .int(256))

@@ -15,6 +15,7 @@ public enum ValueMessagePack {
 
     public static func encode(_ v: Value) -> [UInt8] {
         var out: [UInt8] = []
+        out.reserveCapacity(128)
         write(v, to: &out)
         return out
     }
@@ -36,8 +37,42 @@ public enum ValueMessagePack {
         return m
     }
 
+    /// The value at the field path `segments` (each the UTF-8 bytes of one key) inside the encoded
+    /// map `buf`, decoding nothing else: nil when a key is absent or an intermediate value is not
+    /// a map. Throws on malformed input, and on keys out of UTF-8 order (which Ember never
+    /// writes; callers then decode the whole document, which reports or accepts it).
+    public static func field(_ segments: [[UInt8]], in buf: UnsafeBufferPointer<UInt8>) throws -> Value? {
+        var r = MPReader(buf: buf)
+        var depth = 0
+        guard var n = try r.mapHeader() else { throw r.error("a document must be a map") }
+        for (level, seg) in segments.enumerated() {
+            var found = false
+            var previous: UnsafeBufferPointer<UInt8>?
+            for _ in 0..<n {
+                let k = try r.keyBytes()
+                if let p = previous, !p.lexicographicallyPrecedes(k) { throw r.error("map keys out of order") }
+                previous = k
+                if k.elementsEqual(seg) { found = true; break }
+                try r.skip(depth: depth + 1)
+            }
+            guard found else { return nil }
+            depth += 1
+            if level == segments.count - 1 { return try r.value(depth: depth) }
+            guard let m = try r.mapHeader() else { return nil }
+            n = m
+        }
+        return nil
+    }
+
+    @inline(__always)
     static func be(_ v: UInt64, _ n: Int, _ out: inout [UInt8]) {
-        for k in stride(from: (n - 1) * 8, through: 0, by: -8) { out.append(UInt8((v >> UInt64(k)) & 0xFF)) }
+        withUnsafeBytes(of: (v << UInt64(64 - 8 * n)).bigEndian) { out.append(contentsOf: UnsafeRawBufferPointer(rebasing: $0[0..<n])) }
+    }
+
+    @inline(__always)
+    static func utf8(_ s: String, _ out: inout [UInt8]) {
+        var s = s
+        s.withUTF8 { out.append(contentsOf: $0) }
     }
 
     static func write(_ v: Value, to out: inout [UInt8]) {
@@ -54,7 +89,7 @@ public enum ValueMessagePack {
             out.append(contentsOf: [0xC7, 12, UInt8(bitPattern: timestampExt)])
             be(UInt64(UInt32(t.nanoseconds)), 4, &out)
             be(UInt64(bitPattern: t.seconds), 8, &out)
-        case .string(let s): header(s.utf8.count, fix: 0xA0, fixMax: 31, d8: 0xD9, d16: 0xDA, d32: 0xDB, &out); out.append(contentsOf: s.utf8)
+        case .string(let s): header(s.utf8.count, fix: 0xA0, fixMax: 31, d8: 0xD9, d16: 0xDA, d32: 0xDB, &out); utf8(s, &out)
         case .bytes(let b): header(b.count, fix: nil, fixMax: 0, d8: 0xC4, d16: 0xC5, d32: 0xC6, &out); out.append(contentsOf: b)
         case .reference(let k): ext(Array(k.path.canonical.utf8), referenceExt, &out)
         case .geoPoint(let g):
@@ -66,7 +101,11 @@ public enum ValueMessagePack {
             for e in a { write(e, to: &out) }
         case .map(let m):
             header(m.count, fix: 0x80, fixMax: 15, d8: nil, d16: 0xDE, d32: 0xDF, &out)
-            for (k, e) in m.entries { write(.string(k), to: &out); write(e, to: &out) }
+            for (k, e) in m.entries {
+                header(k.utf8.count, fix: 0xA0, fixMax: 31, d8: 0xD9, d16: 0xDA, d32: 0xDB, &out)
+                utf8(k, &out)
+                write(e, to: &out)
+            }
         }
     }
 
@@ -127,6 +166,70 @@ struct MPReader {
         if ascii { return String(decoding: b, as: UTF8.self) }
         guard let s = String(validating: b, as: UTF8.self) else { throw error("string is not valid UTF-8") }
         return s
+    }
+
+    /// The entry count when a map starts here (consumed), nil for any other value (not consumed).
+    mutating func mapHeader() throws -> Int? {
+        guard i < buf.count else { throw error("unexpected end of input") }
+        let b = buf[i]
+        let n: Int
+        switch b {
+        case 0x80...0x8F: i += 1; n = Int(b & 0x0F)
+        case 0xDE: i += 1; n = Int(try uint(2))
+        case 0xDF: i += 1; n = Int(try uint(4))
+        default: return nil
+        }
+        guard n <= (buf.count - i) / 2 else { throw error("map of \(n) entries is longer than the input") }
+        return n
+    }
+
+    /// A map key's UTF-8 bytes (not validated: only compared).
+    mutating func keyBytes() throws -> UnsafeBufferPointer<UInt8> {
+        let b = try byte()
+        switch b {
+        case 0xA0...0xBF: return try take(Int(b & 0x1F))
+        case 0xD9: return try take(Int(try uint(1)))
+        case 0xDA: return try take(Int(try uint(2)))
+        case 0xDB: return try take(Int(try uint(4)))
+        default: throw error("map keys must be strings")
+        }
+    }
+
+    /// Steps over one value without building it (lengths checked, nesting bounded).
+    mutating func skip(depth: Int) throws {
+        if depth > ValueMessagePack.maxDecodeDepth { throw error("nested more than \(ValueMessagePack.maxDecodeDepth) levels") }
+        let b = try byte()
+        switch b {
+        case 0x00...0x7F, 0xE0...0xFF, 0xC0, 0xC2, 0xC3: return
+        case 0x80...0x8F: try skipValues(Int(b & 0x0F) * 2, depth)
+        case 0x90...0x9F: try skipValues(Int(b & 0x0F), depth)
+        case 0xA0...0xBF: _ = try take(Int(b & 0x1F))
+        case 0xC4, 0xD9: _ = try take(Int(try uint(1)))
+        case 0xC5, 0xDA: _ = try take(Int(try uint(2)))
+        case 0xC6, 0xDB: _ = try take(Int(try uint(4)))
+        case 0xC7: _ = try take(Int(try uint(1)) + 1)
+        case 0xC8: _ = try take(Int(try uint(2)) + 1)
+        case 0xC9: _ = try take(Int(try uint(4)) + 1)
+        case 0xCC, 0xD0: _ = try take(1)
+        case 0xCD, 0xD1: _ = try take(2)
+        case 0xCA, 0xCE, 0xD2: _ = try take(4)
+        case 0xCB, 0xCF, 0xD3: _ = try take(8)
+        case 0xD4: _ = try take(2)
+        case 0xD5: _ = try take(3)
+        case 0xD6: _ = try take(5)
+        case 0xD7: _ = try take(9)
+        case 0xD8: _ = try take(17)
+        case 0xDC: try skipValues(Int(try uint(2)), depth)
+        case 0xDD: try skipValues(Int(try uint(4)), depth)
+        case 0xDE: try skipValues(Int(try uint(2)) * 2, depth)
+        case 0xDF: try skipValues(Int(try uint(4)) * 2, depth)
+        default: throw error("unused type byte 0x\(String(b, radix: 16))")
+        }
+    }
+
+    private mutating func skipValues(_ n: Int, _ depth: Int) throws {
+        guard n <= buf.count - i else { throw error("\(n) values run past the end of input") }
+        for _ in 0..<n { try skip(depth: depth + 1) }
     }
 
     mutating func value(depth: Int) throws -> Value {

@@ -152,12 +152,15 @@ final class SQLiteIndexManager: IndexManager {
             _lastRead = IndexReadStats(usedIndex: plan.definition, documentsRead: docs.count)
             return docs
         }
-        let docs = query.collectionGroup != nil ? store.documents(inGroup: group) : store.documents(in: query.path)
-        _lastRead = IndexReadStats(usedIndex: nil, documentsRead: docs.count)
-        if _auto && docs.count >= SQLiteIndexManager.autoCreationMinScanned {
+        // A scan decodes only the documents that pass the query's AND filters on their bytes.
+        var scanned = 0
+        let docs = try store.scan(collection: query.collectionGroup == nil ? query.path : nil, group: query.collectionGroup,
+                                  prefilter: RawPrefilter(conjuncts), scanned: &scanned, in: db)
+        _lastRead = IndexReadStats(usedIndex: nil, documentsRead: scanned)
+        if _auto && scanned >= SQLiteIndexManager.autoCreationMinScanned {
             let order = query.normalizedOrderBy
             let returned = docs.reduce(0) { $0 + (query.matches($1, orderBy: order) ? 1 : 0) }
-            if docs.count > SQLiteIndexManager.autoCreationRelativeCost * returned,
+            if scanned > SQLiteIndexManager.autoCreationRelativeCost * returned,
                let def = IndexPlan.definition(for: group, conjuncts),
                !(byGroup[group] ?? []).contains(where: { $0.def == def }) {
                 try add(def, auto: true, in: db)

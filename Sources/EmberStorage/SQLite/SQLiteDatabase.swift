@@ -59,6 +59,16 @@ final class SQLiteDatabase {
         return st
     }
 
+    /// The statement of `q`, prepared on first use and kept in `q` (no lookup by SQL text). It is
+    /// only reset: the caller binds every parameter.
+    @inline(__always)
+    func statement(_ q: SQL) throws -> SQLiteStatement {
+        if let st = q.prepared { return st }
+        let st = try statement(q.text)
+        q.prepared = st
+        return st
+    }
+
     /// The first column of the first row of `sql` as an integer (nil when there is no row).
     func scalarInt(_ sql: String, _ args: [SQLiteArg] = []) throws -> Int64? {
         let st = try statement(sql)
@@ -101,6 +111,14 @@ final class SQLiteDatabase {
     }
 }
 
+/// Responsible for: one SQL text of a store and its prepared statement (on the store's single
+/// connection; finalized with it), so hot paths neither rebuild the text nor look it up.
+final class SQL {
+    let text: String
+    fileprivate var prepared: SQLiteStatement?
+    init(_ text: String) { self.text = text }
+}
+
 /// A value bound to a statement parameter.
 enum SQLiteArg {
     case int(Int64)
@@ -139,6 +157,16 @@ final class SQLiteStatement {
     }
 
     func bind(_ i: Int32, _ v: Int64) { sqlite3_bind_int64(p, i, v) }
+
+    /// Binds bytes SQLite does not copy: they must stay valid until the statement is reset.
+    func bindStatic(_ i: Int32, _ r: UnsafeRawBufferPointer) {
+        if r.count == 0 { _ = sqlite3_bind_zeroblob(p, i, 0) }
+        else { _ = sqlite3_bind_blob(p, i, r.baseAddress, Int32(r.count), nil) }
+    }
+
+    /// Only rewinds (bindings kept), for statements whose every parameter is bound again.
+    @inline(__always)
+    func rewind() { sqlite3_reset(p) }
 
     func bind(_ i: Int32, _ s: String) {
         var s = s

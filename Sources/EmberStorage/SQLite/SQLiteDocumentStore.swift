@@ -1,7 +1,8 @@
 import EmberModel
 
 /// Responsible for: documents (and tombstones) in one SQLite table keyed by (parent collection
-/// path, id), with the collection group as an indexed column for group scans, each entry's size
+/// path, id), its collections listed by group in the `collections` table for group scans (one
+/// row per collection rather than an index entry per document), each entry's size
 /// and LRU sequence number for the bounded cache, and — for the client's cache — the offline
 /// indexes kept up to date on every put and remove. Fields are stored with `ValueMessagePack`.
 ///
@@ -12,10 +13,42 @@ final class SQLiteDocumentStore: DocumentStore {
     let indexes: SQLiteIndexManager?
     private let selectColumns = "parent, id, present, version, create_time, update_time, data"
 
+    // The hot statements, their SQL built once (see `SQL`).
+    private let sqlGet: SQL, sqlVersion: SQL, sqlPut: SQL, sqlPutIfNewer: SQL, sqlDelete: SQL
+    private let sqlInCollection: SQL, sqlParentsInGroup: SQL, sqlAddParent: SQL
+    /// Parents known to be in the `collections` table (bounded; a miss costs one INSERT OR IGNORE).
+    private var knownParents = Set<UTF8String>()
+    /// An upper bound of `byteSize` once computed (puts add their size, removes leave it), so the
+    /// collector need not sum the table while the cache is under its threshold.
+    private var bytesUpperBound: Int64?
+
     init(persistence: SQLitePersistence, table: String, indexes: SQLiteIndexManager?) {
         self.persistence = persistence
         self.table = table
         self.indexes = indexes
+        let cols = "parent, id, grp, present, version, create_time, update_time, data, size, seq"
+        sqlGet = SQL("SELECT \(selectColumns) FROM \(table) WHERE parent = ?1 AND id = ?2")
+        sqlVersion = SQL("SELECT version FROM \(table) WHERE parent = ?1 AND id = ?2")
+        sqlPut = SQL("INSERT OR REPLACE INTO \(table)(\(cols)) VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10)")
+        // Replaces the entry unless it holds a newer version; sqlite3_changes() tells which.
+        sqlPutIfNewer = SQL("""
+            INSERT INTO \(table)(\(cols)) VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10)
+              ON CONFLICT(parent, id) DO UPDATE SET present = excluded.present, version = excluded.version,
+                create_time = excluded.create_time, update_time = excluded.update_time, data = excluded.data,
+                size = excluded.size, seq = excluded.seq
+              WHERE excluded.version >= \(table).version
+            """)
+        sqlDelete = SQL("DELETE FROM \(table) WHERE parent = ?1 AND id = ?2")
+        sqlInCollection = SQL("SELECT \(selectColumns) FROM \(table) WHERE parent = ?1")
+        sqlParentsInGroup = SQL("SELECT parent FROM collections WHERE tbl = '\(table)' AND grp = ?1")
+        sqlAddParent = SQL("INSERT OR IGNORE INTO collections(tbl, grp, parent) VALUES('\(table)', ?1, ?2)")
+    }
+
+    /// The canonical parent path of `key` (no join for a top-level collection).
+    @inline(__always)
+    static func parent(_ key: DocumentKey) -> String {
+        let segs = key.path.segments
+        return segs.count == 2 ? segs[0] : key.collectionPath.canonical
     }
 
     /// Reads a row selected with `selectColumns`; `parentPath` is reused when the caller knows it.
@@ -24,7 +57,7 @@ final class SQLiteDocumentStore: DocumentStore {
         if let p = parentPath { parent = p } else {
             let s = st.text(0)
             if let p = cache[s] { parent = p } else {
-                parent = ResourcePath(segments: s.split(separator: "/", omittingEmptySubsequences: false).map(String.init))
+                parent = persistencePath(s)
                 cache[s] = parent
             }
         }
@@ -37,9 +70,9 @@ final class SQLiteDocumentStore: DocumentStore {
 
     func get(_ key: DocumentKey) -> Document? {
         persistence.access(nil) { db in
-            let st = try db.statement("SELECT \(selectColumns) FROM \(table) WHERE parent = ? AND id = ?")
-            defer { st.reset() }
-            st.bind(1, key.collectionPath.canonical)
+            let st = try db.statement(sqlGet)
+            defer { st.rewind() }
+            st.bind(1, SQLiteDocumentStore.parent(key))
             st.bind(2, key.id)
             var cache: [String: ResourcePath] = [:]
             return try st.step() ? try row(st, parentPath: key.collectionPath, cache: &cache) : nil
@@ -48,46 +81,79 @@ final class SQLiteDocumentStore: DocumentStore {
 
     func version(of key: DocumentKey) -> Int64? {
         persistence.access(nil) { db in
-            let st = try db.statement("SELECT version FROM \(table) WHERE parent = ? AND id = ?")
-            defer { st.reset() }
-            st.bind(1, key.collectionPath.canonical)
+            let st = try db.statement(sqlVersion)
+            defer { st.rewind() }
+            st.bind(1, SQLiteDocumentStore.parent(key))
             st.bind(2, key.id)
             return try st.step() ? st.int(0) : nil
         }
     }
 
     func put(_ doc: Document) {
-        persistence.access(()) { db in
-            let st = try db.statement("INSERT OR REPLACE INTO \(table)(parent, id, grp, present, version, create_time, update_time, data, size, seq) VALUES(?,?,?,?,?,?,?,?,?,?)")
-            defer { st.reset() }
-            let parent = doc.key.collectionPath.canonical
-            let blob = doc.exists ? ValueMessagePack.encode(.map(doc.data)) : []
-            st.bind(1, parent)
-            st.bind(2, doc.key.id)
-            st.bind(3, doc.key.collectionGroup)
-            st.bind(4, Int64(doc.exists ? 1 : 0))
-            st.bind(5, doc.version)
-            st.bind(6, doc.createTime)
-            st.bind(7, doc.updateTime)
-            st.bind(8, blob)
-            st.bind(9, Int64(blob.count + parent.utf8.count + doc.key.id.utf8.count + 48))
-            st.bind(10, persistence.sequence)
+        persistence.access(()) { db in _ = try write(doc, db.statement(sqlPut), in: db) }
+    }
+
+    func putIfNewer(_ doc: Document) -> Bool {
+        persistence.access(false) { db in try write(doc, db.statement(sqlPutIfNewer), in: db) }
+    }
+
+    /// Runs `st` (sqlPut or sqlPutIfNewer) for `doc`; true when a row changed (then the indexes follow).
+    private func write(_ doc: Document, _ st: SQLiteStatement, in db: SQLiteDatabase) throws -> Bool {
+        defer { st.rewind() }
+        let parent = SQLiteDocumentStore.parent(doc.key)
+        let id = doc.key.id
+        try noteParent(parent, group: doc.key.collectionGroup, in: db)
+        let blob = doc.exists ? ValueMessagePack.encode(.map(doc.data)) : []
+        let size = Int64(blob.count + parent.utf8.count + id.utf8.count + 48)
+        st.bind(1, parent)
+        st.bind(2, id)
+        st.bind(3, doc.key.collectionGroup)
+        st.bind(4, Int64(doc.exists ? 1 : 0))
+        st.bind(5, doc.version)
+        st.bind(6, doc.createTime)
+        st.bind(7, doc.updateTime)
+        st.bind(9, size)
+        st.bind(10, persistence.sequence)
+        try blob.withUnsafeBytes { b in
+            st.bindStatic(8, b)
             while try st.step() {}
-            try indexes?.update(doc, in: db)
+            st.rewind()   // before `blob` goes away
         }
+        guard db.changes > 0 else { return false }
+        if bytesUpperBound != nil { bytesUpperBound! += size }
+        try indexes?.update(doc, in: db)
+        return true
+    }
+
+    /// Records `parent` in the `collections` table (group scans read it instead of an index on
+    /// every row's group).
+    private func noteParent(_ parent: String, group: String, in db: SQLiteDatabase) throws {
+        let k = UTF8String(parent)
+        if knownParents.contains(k) { return }
+        let st = try db.statement(sqlAddParent)
+        defer { st.rewind() }
+        st.bind(1, group)
+        st.bind(2, parent)
+        while try st.step() {}
+        if knownParents.count >= 4096 { knownParents.removeAll(keepingCapacity: true) }
+        knownParents.insert(k)
     }
 
     func remove(_ key: DocumentKey) {
         persistence.access(()) { db in
-            try db.run("DELETE FROM \(table) WHERE parent = ? AND id = ?", [.text(key.collectionPath.canonical), .text(key.id)])
+            let st = try db.statement(sqlDelete)
+            defer { st.rewind() }
+            st.bind(1, SQLiteDocumentStore.parent(key))
+            st.bind(2, key.id)
+            while try st.step() {}
             try indexes?.remove(key, in: db)
         }
     }
 
     func documents(in collection: ResourcePath) -> [Document] {
         persistence.access([]) { db in
-            let st = try db.statement("SELECT \(selectColumns) FROM \(table) WHERE parent = ?")
-            defer { st.reset() }
+            let st = try db.statement(sqlInCollection)
+            defer { st.rewind() }
             st.bind(1, collection.canonical)
             return try rows(st, parentPath: collection)
         }
@@ -95,11 +161,46 @@ final class SQLiteDocumentStore: DocumentStore {
 
     func documents(inGroup id: String) -> [Document] {
         persistence.access([]) { db in
-            let st = try db.statement("SELECT \(selectColumns) FROM \(table) WHERE grp = ?")
-            defer { st.reset() }
-            st.bind(1, id)
-            return try rows(st, parentPath: nil)
+            var out: [Document] = []
+            for parent in try parents(inGroup: id, in: db) {
+                out += documents(in: persistencePath(parent))
+            }
+            return out
         }
+    }
+
+    /// The existing entries of `collection` (or of every collection of group `group`) that pass
+    /// `prefilter` on their encoded fields (all existing entries without one); only those are
+    /// decoded. `scanned` counts the rows read. Under the persistence lock.
+    func scan(collection: ResourcePath?, group: String?, prefilter: RawPrefilter?, scanned: inout Int, in db: SQLiteDatabase) throws -> [Document] {
+        let parents: [String] = try group.map { try self.parents(inGroup: $0, in: db) } ?? [collection!.canonical]
+        var out: [Document] = []
+        var cache: [String: ResourcePath] = [:]
+        let st = try db.statement(sqlInCollection)
+        defer { st.rewind() }
+        for parent in parents {
+            let path = collection ?? persistencePath(parent)
+            st.rewind()
+            st.bind(1, parent)
+            while try st.step() {
+                scanned += 1
+                if let pre = prefilter {
+                    if st.int(2) == 0 || !pre.admits(st.blob(6)) { continue }
+                }
+                out.append(try row(st, parentPath: path, cache: &cache))
+            }
+        }
+        return out
+    }
+
+    /// The parent paths of the collections named `id` (exact UTF-8 match).
+    func parents(inGroup id: String, in db: SQLiteDatabase) throws -> [String] {
+        let st = try db.statement(sqlParentsInGroup)
+        defer { st.rewind() }
+        st.bind(1, id)
+        var out: [String] = []
+        while try st.step() { out.append(st.text(0)) }
+        return out
     }
 
     func rows(_ st: SQLiteStatement, parentPath: ResourcePath?) throws -> [Document] {
@@ -157,20 +258,27 @@ final class SQLiteDocumentStore: DocumentStore {
     }
 
     var byteSize: Int64 {
-        persistence.access(0) { db in try db.scalarInt("SELECT COALESCE(SUM(size), 0) FROM \(table)") ?? 0 }
+        persistence.access(0) { db in try exactBytes(db) }
+    }
+
+    private func exactBytes(_ db: SQLiteDatabase) throws -> Int64 {
+        let total = try db.scalarInt("SELECT COALESCE(SUM(size), 0) FROM \(table)") ?? 0
+        bytesUpperBound = total
+        return total
     }
 
     func collectGarbage(thresholdBytes: Int64, pinned: (DocumentKey) -> Bool) -> Int {
         persistence.runTransaction("lru gc") {
             persistence.access(0) { db in
-                var total = try db.scalarInt("SELECT COALESCE(SUM(size), 0) FROM \(table)") ?? 0
+                if let bound = bytesUpperBound, bound <= thresholdBytes { return 0 }
+                var total = try exactBytes(db)
                 guard total > thresholdBytes else { return 0 }
                 let st = try db.statement("SELECT parent, id, size FROM \(table) ORDER BY seq")
                 var victims: [DocumentKey] = []
                 var cache: [String: ResourcePath] = [:]
                 while total > thresholdBytes, try st.step() {
                     let s = st.text(0)
-                    let parent = cache[s] ?? ResourcePath(segments: s.split(separator: "/", omittingEmptySubsequences: false).map(String.init))
+                    let parent = cache[s] ?? persistencePath(s)
                     cache[s] = parent
                     let key = DocumentKey(unchecked: ResourcePath(segments: parent.segments + [st.text(1)]))
                     if pinned(key) { continue }
@@ -179,8 +287,42 @@ final class SQLiteDocumentStore: DocumentStore {
                 }
                 st.reset()
                 for k in victims { remove(k) }
+                bytesUpperBound = total
                 return victims.count
             }
         }
+    }
+}
+
+/// A string compared and hashed by its UTF-8 bytes (`String ==` would merge canonically
+/// equivalent paths, which are different collections).
+struct UTF8String: Hashable {
+    let s: String
+    init(_ s: String) { self.s = s }
+    static func == (a: UTF8String, b: UTF8String) -> Bool { compareUTF8(a.s, b.s) == 0 }
+    func hash(into h: inout Hasher) {
+        var s = s
+        s.withUTF8 { h.combine(bytes: UnsafeRawBufferPointer($0)) }
+    }
+}
+
+/// Responsible for: the top-level AND field filters of a query, checked on a document's encoded
+/// fields before it is decoded (a scan decodes only the documents that can match). Filters on
+/// `__name__` are left to the query. Malformed bytes pass, so the full decode reports them.
+struct RawPrefilter {
+    let checks: [(segments: [[UInt8]], filter: FieldFilter)]
+
+    init?(_ conjuncts: [FieldFilter]) {
+        checks = conjuncts.filter { !$0.field.isDocumentId }.map { f in (f.field.segments.map { Array($0.utf8) }, f) }
+        if checks.isEmpty { return nil }
+    }
+
+    func admits(_ fields: UnsafeBufferPointer<UInt8>) -> Bool {
+        for c in checks {
+            let v: Value?
+            do { v = try ValueMessagePack.field(c.segments, in: fields) } catch { return true }
+            if !c.filter.matches(fieldValue: v) { return false }
+        }
+        return true
     }
 }

@@ -49,7 +49,9 @@ public final class SQLitePersistence: Persistence {
     public var indexManager: IndexManager? { _indexes }
     public var isDurable: Bool { true }
 
-    static let schemaVersion: Int64 = 1
+    /// 1: documents with an index on their collection group; 2: that index replaced by the
+    /// `collections` table (one row per collection, not per document). 1 is upgraded on open.
+    static let schemaVersion: Int64 = 2
 
     public init(path: String, synchronous: Synchronous = .normal) throws {
         self.path = path
@@ -90,12 +92,25 @@ public final class SQLitePersistence: Persistence {
             throw EmberError(.failedPrecondition, "The database '\(path)' was written by a newer Ember (schema \(version)).")
         }
         if version == SQLitePersistence.schemaVersion { return }   // reopening: nothing to write
+        if version == 1 {
+            // Upgrade: the collections each table holds, then the per-document group indexes go.
+            try db.exec("""
+                BEGIN;
+                \(SQLitePersistence.collectionsTable)
+                INSERT OR IGNORE INTO collections(tbl, grp, parent) SELECT DISTINCT 'backend_docs', grp, parent FROM backend_docs;
+                INSERT OR IGNORE INTO collections(tbl, grp, parent) SELECT DISTINCT 'remote_docs', grp, parent FROM remote_docs;
+                DROP INDEX IF EXISTS backend_docs_grp;
+                DROP INDEX IF EXISTS remote_docs_grp;
+                PRAGMA user_version=\(SQLitePersistence.schemaVersion);
+                COMMIT;
+                """)
+            return
+        }
         let docs = { (t: String) in """
             CREATE TABLE IF NOT EXISTS \(t)(parent TEXT NOT NULL, id TEXT NOT NULL, grp TEXT NOT NULL,
               present INTEGER NOT NULL, version INTEGER NOT NULL, create_time INTEGER NOT NULL,
               update_time INTEGER NOT NULL, data BLOB, size INTEGER NOT NULL, seq INTEGER NOT NULL,
               PRIMARY KEY(parent, id)) WITHOUT ROWID;
-            CREATE INDEX IF NOT EXISTS \(t)_grp ON \(t)(grp);
             """ }
         try db.exec("""
             BEGIN;
@@ -103,6 +118,7 @@ public final class SQLitePersistence: Persistence {
             \(docs("backend_docs"))
             \(docs("remote_docs"))
             CREATE INDEX IF NOT EXISTS remote_docs_seq ON remote_docs(seq);
+            \(SQLitePersistence.collectionsTable)
             CREATE TABLE IF NOT EXISTS mutations(batch_id INTEGER PRIMARY KEY, data BLOB NOT NULL);
             CREATE TABLE IF NOT EXISTS targets(target_id TEXT PRIMARY KEY, read_time INTEGER NOT NULL, last_used INTEGER NOT NULL) WITHOUT ROWID;
             CREATE TABLE IF NOT EXISTS index_config(index_id INTEGER PRIMARY KEY, grp TEXT NOT NULL, definition BLOB NOT NULL, auto INTEGER NOT NULL);
@@ -113,6 +129,9 @@ public final class SQLitePersistence: Persistence {
             COMMIT;
             """)
     }
+
+    /// The collections (parent paths) each document table holds, by group, for group scans.
+    static let collectionsTable = "CREATE TABLE IF NOT EXISTS collections(tbl TEXT NOT NULL, grp TEXT NOT NULL, parent TEXT NOT NULL, PRIMARY KEY(tbl, grp, parent)) WITHOUT ROWID;"
 
     // MARK: access
 
