@@ -519,7 +519,8 @@ int64_t ember_db_index_count(ember_db *db, ember_error *err);
 /** Whether the client's cache is durable (a path with persistence). false for NULL or closed. */
 bool ember_db_is_persistent(ember_db *db);
 
-/** Deletes the database files at `path` (the file, its WAL, shared memory and lock file).
+/** Deletes the database files at `path` (the file, its WAL and shared memory; the empty
+ *  `<path>.lock` stays, since removing it could race with an instance opening the path).
  *  Only while no instance has it open (close it first; ember_db_close is Firestore's terminate):
  *  else EMBER_ERR_FAILED_PRECONDITION. A path with no files succeeds. */
 bool ember_clear_persistence(const char *path, ember_error *err);

@@ -133,7 +133,7 @@ static void paths_and_ids(void) {
     CHECK(ember_path_kind("cities/SF/landmarks", &err) == EMBER_PATH_COLLECTION);
     CHECK(ember_path_kind("", &err) == EMBER_PATH_INVALID); CHECK_ERR(err, EMBER_ERR_INVALID_ARGUMENT);
     CHECK(ember_path_kind("a//b", &err) == EMBER_PATH_INVALID); CHECK_ERR(err, EMBER_ERR_INVALID_ARGUMENT);
-    CHECK(ember_path_kind("/a", &err) == EMBER_PATH_INVALID); CHECK_ERR(err, EMBER_ERR_INVALID_ARGUMENT);
+    CHECK(ember_path_kind("/a/", &err) == EMBER_PATH_COLLECTION); CHECK_OK(err);   /* one leading/trailing '/' is ignored (DEVELOPERS.md) */
     CHECK(ember_path_kind("a/__x__", &err) == EMBER_PATH_INVALID); CHECK_ERR(err, EMBER_ERR_INVALID_ARGUMENT);
     CHECK(ember_path_kind(NULL, &err) == EMBER_PATH_INVALID); CHECK_ERR(err, EMBER_ERR_INVALID_ARGUMENT);
     CHECK(ember_path_kind("a/\xff", &err) == EMBER_PATH_INVALID); CHECK_ERR(err, EMBER_ERR_INVALID_ARGUMENT);
