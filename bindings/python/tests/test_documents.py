@@ -22,10 +22,10 @@ def test_client_memory_context_manager_and_idempotent_close():
         db.document("a/b").get()
 
 
-def test_client_path_is_unimplemented_for_now(tmp_path):
-    with pytest.raises(ember.UnimplementedError) as e:
-        ember.Client(path=str(tmp_path / "app.ember"))
-    assert isinstance(e.value, ember.EmberError) and e.value.code == 12
+def test_client_path_opens_durable_storage(tmp_path):
+    # (durable storage in detail: test_storage.py)
+    with ember.Client(path=str(tmp_path / "app.ember")) as db:
+        assert db.is_persistent and "app.ember" in repr(db)
 
 
 def test_client_google_arguments_accepted():
@@ -55,7 +55,7 @@ def test_references(db):
     assert cities.document().id != auto.id
 
 
-@pytest.mark.parametrize("bad", ["", "a/b", "a//b", "/a"])
+@pytest.mark.parametrize("bad", ["", "a/b", "a//b", "/a/b/"])   # one leading/trailing '/' is ignored
 def test_bad_collection_paths(db, bad):
     with pytest.raises(ember.InvalidArgumentError, match="collection"):
         db.collection(bad)
