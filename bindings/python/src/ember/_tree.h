@@ -215,46 +215,52 @@ static PyObject *TreeRef_push(TreeRefObject *self, PyObject *u) {
 
 enum { TW_SET, TW_UPDATE, TW_REMOVE };
 
-/* One write; returns a Pending. */
-static PyObject *tree_write(TreeRefObject *self, int kind, PyObject *value) {
+/* One write; returns a Pending (None with want_pending 0: fire and forget). */
+static PyObject *tree_write_ex(TreeRefObject *self, int kind, PyObject *value, int want_pending) {
     if (kind == TW_UPDATE && !PyDict_Check(value))
         return raise_invalid("update(value): expected a dict from relative paths ('a/b') to values");
     enc_t e;
     enc_init(&e, ENC_VALUE, "value");
     if (kind != TW_REMOVE && enc_value(&e, value) < 0) { enc_free(&e); return NULL; }
-    wstate *w = wstate_new();
-    if (!w) { enc_free(&e); return NULL; }
+    wstate *w = NULL;
+    if (want_pending && !(w = wstate_new())) { enc_free(&e); return NULL; }
+    ember_write_cb cb = w ? write_done : NULL;
     ember_error err;
     bool ok = false;
     Py_BEGIN_ALLOW_THREADS
     switch (kind) {
-    case TW_SET: ok = ember_ref_set(self->ref, EMBER_FORMAT_MSGPACK, e.data.p, e.data.len, write_done, w, &err); break;
-    case TW_UPDATE: ok = ember_ref_update(self->ref, EMBER_FORMAT_MSGPACK, e.data.p, e.data.len, write_done, w, &err); break;
-    default: ok = ember_ref_remove(self->ref, write_done, w, &err); break;
+    case TW_SET: ok = ember_ref_set(self->ref, EMBER_FORMAT_MSGPACK, e.data.p, e.data.len, cb, w, &err); break;
+    case TW_UPDATE: ok = ember_ref_update(self->ref, EMBER_FORMAT_MSGPACK, e.data.p, e.data.len, cb, w, &err); break;
+    default: ok = ember_ref_remove(self->ref, cb, w, &err); break;
     }
     Py_END_ALLOW_THREADS
     enc_free(&e);
-    if (!ok) { wstate_unref(w); wstate_unref(w); return raise_err(&err); }
+    if (!ok) {
+        if (w) { wstate_unref(w); wstate_unref(w); }
+        return raise_err(&err);
+    }
+    if (!w) Py_RETURN_NONE;
     return pending_new(w);
 }
+
+static PyObject *tree_write(TreeRefObject *self, int kind, PyObject *value) { return tree_write_ex(self, kind, value, 1); }
 
 static PyObject *TreeRef_set(TreeRefObject *self, PyObject *v) { return tree_write(self, TW_SET, v); }
 static PyObject *TreeRef_update(TreeRefObject *self, PyObject *v) { return tree_write(self, TW_UPDATE, v); }
 static PyObject *TreeRef_remove(TreeRefObject *self, PyObject *u) { return tree_write(self, TW_REMOVE, NULL); }
 
-/* push_set(value) -> TreeRef: a push id child set to value at once (one call for push(value)) */
+/* push_set(value) -> TreeRef: a push id child set to value at once, fire and forget (one call
+ * for push(value); the write is local at once and acknowledged later) */
 static PyObject *TreeRef_push_set(TreeRefObject *self, PyObject *v) {
     ember_error err;
     ember_ref *c = ember_ref_push(self->ref, &err);
     if (!c) return raise_err(&err);
     PyObject *child = tree_ref_wrap(self->db, c);
     if (!child) return NULL;
-    PyObject *p = tree_write((TreeRefObject *)child, TW_SET, v);
+    PyObject *p = tree_write_ex((TreeRefObject *)child, TW_SET, v, 0);
     if (!p) { Py_DECREF(child); return NULL; }
-    PyObject *r = PyTuple_Pack(2, child, p);
-    Py_DECREF(child);
     Py_DECREF(p);
-    return r;
+    return child;
 }
 
 static PyObject *tree_value_result(char *p, size_t n, ember_error *err) {

@@ -173,8 +173,7 @@ class Reference:
         """A new child whose key is a push id (time-ordered, unique); with a value, sets it."""
         if value is None:
             return Reference(self._r.push(), self._client)
-        r, _pending = self._r.push_set(value)
-        return Reference(r, self._client)
+        return Reference(self._r.push_set(value), self._client)
 
     def set(self, value: Any) -> WriteResult:
         """Replaces the data here (None deletes it)."""
