@@ -131,3 +131,18 @@ def test_index_configuration_and_manager(path):
         mem.set_index_configuration(INDEXES)
         mem.persistent_cache_index_manager.enable_index_auto_creation()
         assert mem.persistent_cache_index_manager.index_count == 0
+
+
+def test_async_client_storage_and_tree(path):
+    import asyncio
+
+    async def main():
+        async with ember.AsyncClient(path=path) as db:
+            assert db.is_persistent
+            await db.collection("c").document("a").set({"x": 1})
+            db.reference("t/a").set({"y": 2}).wait(5)
+            assert db.reference("t").get() == {"a": {"y": 2}}
+        db.clear_persistence()
+        assert not os.path.exists(path)
+
+    asyncio.run(main())
