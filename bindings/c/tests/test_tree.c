@@ -608,7 +608,28 @@ static void close_ends_observers(void) {
     rec_destroy(&r);
 }
 
+/* Known core issue (tree engine): observing child_added right after a set, before the backend
+ * acknowledges it, delivers every existing child twice. Runs with EMBER_KNOWN_ISSUES=1. */
+static void observe_right_after_set(void) {
+    ember_error err;
+    ember_db *db = open_db();
+    ember_ref *l = ember_ref_new(db, "l", &err);
+    recorder r;
+    observer o;
+    rec_init(&r);
+    CHECK(ember_ref_set(l, EMBER_FORMAT_JSON, "{\"a\":1,\"b\":2}", EMBER_NTS, NULL, NULL, &err));
+    watch(l, NULL, 'A', &o, &r);
+    rec_wait(&r, 2);
+    sleep_ms(200);
+    CHECK_STR(rec_take(&r), "A:a:- A:b:a");
+    ember_listener_remove(o.token);
+    ember_ref_release(l);
+    ember_db_release(db);
+    rec_destroy(&r);
+}
+
 void run_tree(void) {
+    if (getenv("EMBER_KNOWN_ISSUES")) RUN(observe_right_after_set);
     RUN(refs_and_keys);
     RUN(writes_and_reads);
     RUN(child_events);
