@@ -145,6 +145,7 @@ demo-python: python-install
 # Python benchmarks (a)(b)(c) beside the peers' scripts run in the same session.
 bench-python: python-install
 	$(PY) bench/python/bench_ember.py
+	$(PY) bench/python/bench_tree.py
 
 test: test-python
 demo: demo-python

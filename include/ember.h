@@ -102,7 +102,7 @@ enum {
     EMBER_ERR_FAILED_PRECONDITION = 9, /* use after close; object in the wrong state */
     EMBER_ERR_ABORTED = 10,            /* transaction lost to contention (after its retries) */
     EMBER_ERR_OUT_OF_RANGE = 11,       /* index past the end */
-    EMBER_ERR_UNIMPLEMENTED = 12,      /* e.g. durable storage at a path (arrives later) */
+    EMBER_ERR_UNIMPLEMENTED = 12,
     EMBER_ERR_INTERNAL = 13,
     EMBER_ERR_UNAVAILABLE = 14,        /* offline: a read the cache cannot answer, a transaction */
     EMBER_ERR_DATA_LOSS = 15,
@@ -158,23 +158,36 @@ typedef struct ember_db ember_db;
 #define EMBER_CACHE_SIZE_DEFAULT ((int64_t)104857600) /* 100 MiB */
 
 typedef struct ember_settings {
-    /** Where the database lives; NULL: in memory. Durable storage arrives with the SQLite issue:
-     *  until then a path gives EMBER_ERR_UNIMPLEMENTED. */
+    /** Where the database lives: one SQLite file (WAL; beside it `<path>-wal`, `<path>-shm` and
+     *  `<path>.lock`), created when missing, restored as it was when it exists. NULL: in memory,
+     *  nothing on disk. */
     const char *path;
-    /** Keep the cache on disk (needs `path`). */
+    /** With a path: true keeps the client's cache, pending writes and listen targets in the file
+     *  too (durable: pending writes survive a restart); false keeps them in memory (Firestore's
+     *  MemoryCacheSettings; the backend's documents stay in the file). Ignored without a path. */
     bool persistence;
-    /** Cache size threshold in bytes: >= 1 MiB, or EMBER_CACHE_SIZE_UNLIMITED; 0 = default. */
+    /** Cache size threshold in bytes: >= 1 MiB, or EMBER_CACHE_SIZE_UNLIMITED; 0 = default
+     *  (EMBER_CACHE_SIZE_DEFAULT). Least-recently-used documents that no listener and no pending
+     *  write holds are removed when the cache grows past it (durable caches only). */
     int64_t cache_size_bytes;
 } ember_settings;
 
-/** Fills the defaults: in memory, no persistence, EMBER_CACHE_SIZE_DEFAULT. */
+/** Fills the defaults: in memory (path NULL), persistence true (takes effect once a path is
+ *  set), EMBER_CACHE_SIZE_DEFAULT. A zero-filled struct is valid too (persistence false). */
 void ember_settings_init(ember_settings *settings);
 
 /** Opens a database with its own in-process backend. settings may be NULL (defaults).
- *  Returns an OWNED handle released with ember_db_release; NULL on error. */
+ *  Returns an OWNED handle released with ember_db_release; NULL on error:
+ *    EMBER_ERR_INVALID_ARGUMENT      cache_size_bytes under 1 MiB (and not UNLIMITED), bad UTF-8
+ *    EMBER_ERR_FAILED_PRECONDITION   the path is open in another instance (this process or
+ *                                    another): "... is locked" (a crashed process leaves no lock)
+ *    EMBER_ERR_DATA_LOSS             the file is damaged or truncated (the message names it)
+ *    EMBER_ERR_UNAVAILABLE           the directory does not exist
+ *    EMBER_ERR_PERMISSION_DENIED     the directory or file is not writable */
 ember_db *ember_db_open(const ember_settings *settings, ember_error *err);
 
-/** Closes the database: every listener ends (its ctx_free runs before this returns), unacked
+/** Closes the database (Firestore's terminate: the file and its lock are released, so the path
+ *  may be reopened or cleared afterwards): every listener ends (its ctx_free runs before this returns), unacked
  *  write callbacks get EMBER_ERR_CANCELLED, callbacks already posted run, the event thread
  *  stops. Idempotent. Afterwards every call on the database (and its queries) fails with
  *  EMBER_ERR_FAILED_PRECONDITION. May be called from any thread, including from a callback (then
@@ -483,6 +496,198 @@ ember_listener_token ember_query_listen(const ember_query *query, uint32_t flags
  *  callback is not running and never runs again (from inside the callback itself: it runs no
  *  more after it returns). */
 void ember_listener_remove(ember_listener_token token);
+
+/* ---------------------------------------------------------------- durable storage: indexes, clearing */
+
+/*
+ * Offline query indexes of a durable cache (Firestore's setIndexConfiguration and
+ * PersistentCacheIndexManager). On a memory cache (no path, or persistence false) they are
+ * accepted and do nothing, as in Firestore. Queries use an index when one serves them and a scan
+ * otherwise, with identical results.
+ */
+
+/** Builds the indexes of Firestore's index JSON (`{"indexes": [{"collectionGroup": "cities",
+ *  "queryScope": "COLLECTION", "fields": [{"fieldPath": "state", "order": "ASCENDING"}]}],
+ *  "fieldOverrides": [...]}`), NUL-terminated UTF-8. EMBER_ERR_INVALID_ARGUMENT when malformed. */
+bool ember_db_set_index_configuration(ember_db *db, const char *json, ember_error *err);
+/** Index auto-creation (off by default): build an index when a query scans many more documents
+ *  than it returns (Firestore's heuristic: >= 100 read and more than 2x the result). */
+bool ember_db_index_auto_creation(ember_db *db, bool enable, ember_error *err);
+/** Deletes every offline index (configured and auto-created). */
+bool ember_db_delete_all_indexes(ember_db *db, ember_error *err);
+/** Number of offline indexes the cache has (0 for a memory cache); -1 on error. */
+int64_t ember_db_index_count(ember_db *db, ember_error *err);
+/** Whether the client's cache is durable (a path with persistence). false for NULL or closed. */
+bool ember_db_is_persistent(ember_db *db);
+
+/** Deletes the database files at `path` (the file, its WAL and shared memory; the empty
+ *  `<path>.lock` stays, since removing it could race with an instance opening the path).
+ *  Only while no instance has it open (close it first; ember_db_close is Firestore's terminate):
+ *  else EMBER_ERR_FAILED_PRECONDITION. A path with no files succeeds. */
+bool ember_clear_persistence(const char *path, ember_error *err);
+
+/* ---------------------------------------------------------------- the tree (Realtime-Database style) */
+
+/*
+ * A JSON tree in the same database as the documents (same backend, network switch, event
+ * thread). Values are tree values in either format: null, bool, numbers, strings, maps; arrays
+ * are stored as maps with keys "0", "1", ... and come back as arrays when their keys are dense
+ * (as the Realtime Database does); null children and empty maps vanish. Timestamps, bytes,
+ * references and geo points are refused (EMBER_ERR_INVALID_ARGUMENT). Keys: at most 768 bytes,
+ * none of . $ # [ ] / or control characters; paths and values together at most 32 levels.
+ *
+ *   ember_ref *posts = ember_ref_new(db, "posts", &err);
+ *   ember_ref *p = ember_ref_push(posts, &err);                     // key: a push id
+ *   ember_ref_set(p, EMBER_FORMAT_JSON, "{\"title\":\"Hi\"}", EMBER_NTS, NULL, NULL, &err);
+ *   ember_listener_token t = ember_ref_observe(posts, EMBER_EVENT_CHILD_ADDED, on_added, ctx, NULL, &err);
+ *   ...; ember_listener_remove(t); ember_ref_release(p); ember_ref_release(posts);
+ */
+
+typedef struct ember_ref ember_ref;
+typedef struct ember_tree_query ember_tree_query;
+typedef struct ember_tree_snapshot ember_tree_snapshot;
+
+/** A location: "posts/abc" (leading, trailing and doubled slashes are ignored); NULL or "" is the
+ *  root. OWNED (ember_ref_release); it keeps the database's handle alive. */
+ember_ref *ember_ref_new(ember_db *db, const char *path, ember_error *err);
+/** The location `path` ("a/b", non-empty) below `ref`. OWNED. */
+ember_ref *ember_ref_child(const ember_ref *ref, const char *path, ember_error *err);
+/** A new child whose key is a push id (20 characters, time-ordered, strictly increasing within
+ *  the process: SEMANTICS.md 17). Nothing is written. OWNED. */
+ember_ref *ember_ref_push(const ember_ref *ref, ember_error *err);
+/** The parent location (OWNED); NULL at the root or for NULL. */
+ember_ref *ember_ref_parent(const ember_ref *ref);
+void ember_ref_release(ember_ref *ref);
+/** The last path segment, NULL at the root. BORROWED (valid while `ref` lives). */
+const char *ember_ref_key(const ember_ref *ref);
+/** The path, "/posts/abc" ("/" at the root). BORROWED. */
+const char *ember_ref_path(const ember_ref *ref);
+
+/*
+ * Writes are applied locally at once (observers get their events before the next event of the
+ * caller) and sent to the backend when the network is on; `cb` (may be NULL) runs on the event
+ * thread when the backend acknowledges. Each returns false (and `cb` never runs) when the write
+ * is refused at once (invalid key, path or value, closed database).
+ */
+
+/** Replaces the data at `ref` with one value (null removes it). */
+bool ember_ref_set(ember_ref *ref, ember_format format, const void *data, size_t len,
+                   ember_write_cb cb, void *ctx, ember_error *err);
+/** Multi-path update, atomic for observers: `data` is a map from paths relative to `ref`
+ *  ("a/b") to values (null removes). Paths may not contain one another. */
+bool ember_ref_update(ember_ref *ref, ember_format format, const void *data, size_t len,
+                      ember_write_cb cb, void *ctx, ember_error *err);
+/** Removes the data at `ref`. */
+bool ember_ref_remove(ember_ref *ref, ember_write_cb cb, void *ctx, ember_error *err);
+
+/** Reads the value at `ref` once (the backend when online, else what the client has, else
+ *  EMBER_ERR_UNAVAILABLE), blocking the caller. OWNED buffer (ember_free), null when nothing is
+ *  there; NULL on error. Refused (EMBER_ERR_FAILED_PRECONDITION) from a callback, on the event
+ *  thread the answer comes through: observe a value event there instead. */
+char *ember_ref_get(const ember_ref *ref, ember_format format, size_t *out_len, ember_error *err);
+
+/* Queries: a location with one order-by, a range and a limit (SEMANTICS.md 15-21). Builder calls
+ * change the query in place; the first rule broken is reported by that call (and leaves the
+ * query unchanged): one order-by; start, end and limit once each; equal_to excludes start and
+ * end; limits positive; order_by_key bounds are strings without a key; other bounds are not
+ * maps; order_by_child("") and "$key", "$value", "$priority" are errors. */
+
+/** A query on `ref`'s location (ordered by key until told otherwise). OWNED
+ *  (ember_tree_query_release); it keeps the database's handle alive. */
+ember_tree_query *ember_tree_query_new(const ember_ref *ref, ember_error *err);
+/** An independent copy (OWNED). NULL gives NULL. */
+ember_tree_query *ember_tree_query_copy(const ember_tree_query *query);
+void ember_tree_query_release(ember_tree_query *query);
+/** The query's location (OWNED ref). */
+ember_ref *ember_tree_query_ref(const ember_tree_query *query);
+
+bool ember_tree_query_order_by_key(ember_tree_query *query, ember_error *err);
+bool ember_tree_query_order_by_value(ember_tree_query *query, ember_error *err);
+/** Orders by the value at a child path, possibly nested ("metrics/views"). */
+bool ember_tree_query_order_by_child(ember_tree_query *query, const char *path, ember_error *err);
+bool ember_tree_query_limit_to_first(ember_tree_query *query, int64_t n, ember_error *err);
+bool ember_tree_query_limit_to_last(ember_tree_query *query, int64_t n, ember_error *err);
+
+typedef int32_t ember_tree_bound;
+enum {
+    EMBER_TREE_START_AT = 0,     /* >= (value, key) */
+    EMBER_TREE_START_AFTER = 1,  /* >  (without a key: skips every child with that value) */
+    EMBER_TREE_END_AT = 2,       /* <= */
+    EMBER_TREE_END_BEFORE = 3,   /* <  */
+    EMBER_TREE_EQUAL_TO = 4      /* start_at and end_at at once */
+};
+
+/** Sets a bound: one value in `format` (null, bool, number or string) and an optional child key
+ *  (NULL: none) that breaks ties among children with that value. */
+bool ember_tree_query_bound(ember_tree_query *query, ember_tree_bound bound, ember_format format,
+                            const void *value, size_t len, const char *key, ember_error *err);
+
+/** Reads the query's window once (blocking, as ember_ref_get). The value's own children come in
+ *  the query's order (a map, also for dense integer keys, unless ordered by key). OWNED buffer. */
+char *ember_tree_query_get(const ember_tree_query *query, ember_format format, size_t *out_len, ember_error *err);
+
+/* Observers */
+
+typedef int32_t ember_event_type;
+enum {
+    EMBER_EVENT_CHILD_ADDED = 0,
+    EMBER_EVENT_CHILD_REMOVED = 1,
+    EMBER_EVENT_CHILD_CHANGED = 2,
+    EMBER_EVENT_CHILD_MOVED = 3,
+    EMBER_EVENT_VALUE = 4
+};
+
+/**
+ * A tree observer's callback: `snapshot` (BORROWED for the call: ember_tree_snapshot_retain to
+ * keep it) with, for child events, `prev_key`, the key of the previous sibling in the query's
+ * order (NULL for the first child, for child_removed and for value events; BORROWED for the
+ * call), and error == NULL. Or snapshot == NULL and the `error` that ended the observer.
+ * Events for one change come in SEMANTICS.md 20's order: child_removed, child_added,
+ * child_moved, child_changed, then value. child_added runs once per existing child on attach.
+ * @warning Runs on the database's event thread, one callback at a time. May call back into the
+ * ABI (writes, observe, remove any observer including its own), but not the blocking reads
+ * ember_ref_get / ember_tree_query_get.
+ */
+typedef void (*ember_tree_event_cb)(void *ctx, const ember_tree_snapshot *snapshot, const char *prev_key,
+                                    const ember_error *error);
+
+/** Observes one event type at `ref` (every child, by key). Returns a token (never 0) for
+ *  ember_listener_remove / ember_ref_remove_observer, or 0 with err (then ctx_free is not
+ *  called). ctx_free (may be NULL) runs once the observer is gone (see ember_ctx_free). */
+ember_listener_token ember_ref_observe(const ember_ref *ref, ember_event_type type, ember_tree_event_cb cb,
+                                       void *ctx, ember_ctx_free ctx_free, ember_error *err);
+/** Observes through a query: events report changes to the query's window (a full limit window
+ *  pulls the next child in when one leaves). The query is only read. */
+ember_listener_token ember_tree_query_observe(const ember_tree_query *query, ember_event_type type,
+                                              ember_tree_event_cb cb, void *ctx, ember_ctx_free ctx_free,
+                                              ember_error *err);
+/** Removes the observer `token` if it observes `ref`'s location (any query there); else nothing
+ *  (Firebase's removeObserver(withHandle:)). ember_listener_remove(token) removes it anywhere.
+ *  Both are idempotent; when they return the callback is not running and never runs again. */
+void ember_ref_remove_observer(const ember_ref *ref, ember_listener_token token);
+/** Removes every observer at `ref`'s location, of any query, but not those on child locations. */
+void ember_ref_remove_all_observers(const ember_ref *ref);
+/** Removes the observers of this query (same location and parameters) only. */
+void ember_tree_query_remove_all_observers(const ember_tree_query *query);
+
+/* Tree snapshots (reference counted) */
+
+ember_tree_snapshot *ember_tree_snapshot_retain(const ember_tree_snapshot *snapshot);
+void ember_tree_snapshot_release(const ember_tree_snapshot *snapshot);
+/** The location's key, NULL at the root. BORROWED (valid while the snapshot lives). */
+const char *ember_tree_snapshot_key(const ember_tree_snapshot *snapshot);
+/** Whether anything is at the location (false: the value is null). */
+bool ember_tree_snapshot_exists(const ember_tree_snapshot *snapshot);
+/** Number of direct children (0 for a leaf or null). */
+size_t ember_tree_snapshot_child_count(const ember_tree_snapshot *snapshot);
+/** The value in `format` (null when it does not exist): OWNED buffer (ember_free). A query's
+ *  value snapshot lists its children in the query's order. */
+char *ember_tree_snapshot_value(const ember_tree_snapshot *snapshot, ember_format format, size_t *out_len,
+                                ember_error *err);
+/** The i-th direct child in the snapshot's order: BORROWED from the snapshot; NULL past the end. */
+const ember_tree_snapshot *ember_tree_snapshot_child_at(const ember_tree_snapshot *snapshot, size_t i);
+/** The snapshot of the relative path `path` ("a/b"; may not exist). OWNED. */
+ember_tree_snapshot *ember_tree_snapshot_child(const ember_tree_snapshot *snapshot, const char *path, ember_error *err);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -42,27 +42,13 @@ final class DBHandle: Counted {
 @_cdecl("ember_settings_init")
 public func ember_settings_init(_ s: UnsafeMutablePointer<ember_settings>?) {
     guard let s else { return }
-    s.pointee = ember_settings(path: nil, persistence: false, cache_size_bytes: 104_857_600)
+    s.pointee = ember_settings(path: nil, persistence: true, cache_size_bytes: 104_857_600)
 }
 
 @_cdecl("ember_db_open")
 public func ember_db_open(_ settings: UnsafePointer<ember_settings>?, _ err: UnsafeMutablePointer<ember_error>?) -> OpaquePointer? {
-    wrap(err, nil) {
-        if let s = settings?.pointee {
-            let size = s.cache_size_bytes
-            if size != 0 && size != -1 && size < 1_048_576 {
-                throw invalid("cache_size_bytes must be at least 1 MiB (1048576) or EMBER_CACHE_SIZE_UNLIMITED, got \(size)")
-            }
-            if let p = s.path {
-                let path = try text(p, "settings.path")
-                throw EmberError(.unimplemented, "Durable storage at '\(path)' is not available yet (it arrives with the SQLite persistence issue); open with path NULL for an in-memory database.")
-            }
-            if s.persistence { throw invalid("settings.persistence needs settings.path (where the cache is kept)") }
-        }
-        return retained(DBHandle(client: EmberClient()))
-    }
+    wrap(err, nil) { retained(DBHandle(client: try EmberClient(options: try options(settings)))) }
 }
-
 @_cdecl("ember_db_close")
 public func ember_db_close(_ db: OpaquePointer?, _ err: UnsafeMutablePointer<ember_error>?) -> Bool {
     wrap(err, false) {

@@ -56,7 +56,7 @@ class BuildExt(build_ext):
 ext = Extension(
     "ember._ember",
     sources=["src/ember/_ember.c"],
-    depends=["src/ember/_codec.h", str(ROOT / "include" / "ember.h")],
+    depends=["src/ember/_codec.h", "src/ember/_tree.h", str(ROOT / "include" / "ember.h")],
     include_dirs=[str(ROOT / "include")],
     libraries=["ember"],
     runtime_library_dirs=["$ORIGIN"],

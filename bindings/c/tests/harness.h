@@ -65,5 +65,7 @@ void run_transactions(void);
 void run_queries(void);
 void run_listeners(void);
 void run_threads(void);
+void run_storage(void);
+void run_tree(void);
 
 #endif

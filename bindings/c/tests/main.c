@@ -135,6 +135,8 @@ int main(int argc, char **argv) {
     run_queries();
     run_listeners();
     run_threads();
+    run_storage();
+    run_tree();
     printf("ember C tests: %d tests, %d checks, %d failures\n", tests_run, test_checks, test_failures);
     return test_failures == 0 ? 0 : 1;
 }

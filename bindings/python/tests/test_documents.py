@@ -22,10 +22,10 @@ def test_client_memory_context_manager_and_idempotent_close():
         db.document("a/b").get()
 
 
-def test_client_path_is_unimplemented_for_now(tmp_path):
-    with pytest.raises(ember.UnimplementedError) as e:
-        ember.Client(path=str(tmp_path / "app.ember"))
-    assert isinstance(e.value, ember.EmberError) and e.value.code == 12
+def test_client_path_opens_durable_storage(tmp_path):
+    # (durable storage in detail: test_storage.py)
+    with ember.Client(path=str(tmp_path / "app.ember")) as db:
+        assert db.is_persistent and "app.ember" in repr(db)
 
 
 def test_client_google_arguments_accepted():

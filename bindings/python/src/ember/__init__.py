@@ -19,6 +19,7 @@ from ._documents import (DocumentChange, DocumentSnapshot, QuerySnapshot, Snapsh
 from ._client import (CACHE_SIZE_UNLIMITED, Client, DocumentReference, PersistentCacheIndexManager, Transaction,
                       WriteBatch, transactional)
 from ._query import AggregateQuery, AggregationResult, CollectionGroup, CollectionReference, Query
+from ._tree import DataSnapshot, EventType, Reference, TreeQuery
 from ._async import (AsyncClient, AsyncCollectionReference, AsyncDocumentReference, AsyncQuery, AsyncTransaction,
                      AsyncWriteBatch, AsyncWriteResult, SnapshotStream, async_transactional)
 
@@ -39,4 +40,5 @@ __all__ = [
     "GeoPoint", "SERVER_TIMESTAMP", "DELETE_FIELD", "Increment", "ArrayUnion", "ArrayRemove",
     "Source", "ListenSource", "ChangeType", "FieldPath", "FieldFilter", "And", "Or", "BaseCompositeFilter",
     "CACHE_SIZE_UNLIMITED", "PersistentCacheIndexManager", "EmberError",
+    "Reference", "TreeQuery", "DataSnapshot", "EventType",
 ] + [row[2] for row in _errors.TABLE]

@@ -168,6 +168,22 @@ class AsyncClient:
     def persistent_cache_index_manager(self) -> Any:
         return self._sync.persistent_cache_index_manager
 
+    @property
+    def is_persistent(self) -> bool:
+        return self._sync.is_persistent
+
+    def clear_persistence(self, path: Any = None) -> None:
+        """Deletes the database files of this closed client (or of `path`: Client.clear_persistence)."""
+        if path is not None:
+            Client.clear_persistence(path)
+        else:
+            self._sync.clear_persistence()
+
+    def reference(self, path: Any = None) -> Any:
+        """The tree's Reference (the synchronous one: its writes are local and return at once;
+        `get()` blocks, so call it through an executor in a loop)."""
+        return self._sync.reference(path)
+
 
 def _sync_ref(ref: Any) -> DocumentReference:
     return ref._sync if isinstance(ref, AsyncDocumentReference) else ref

@@ -25,6 +25,11 @@ from ._documents import (DocumentSnapshot, Watch, WriteResult, _TransactionalDoc
 from ._errors import AlreadyExistsError, EmberError, FailedPreconditionError, InvalidArgumentError, UnavailableError
 from ._values import ListenSource, Source, field_path_str
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ._tree import Reference  # noqa: F401
+
 CACHE_SIZE_UNLIMITED = -1
 _UTC = _dt.timezone.utc
 
@@ -84,6 +89,17 @@ def _source(source: Any, what: str) -> int:
         return int(Source(source))
     except (ValueError, TypeError):
         raise InvalidArgumentError(f"{what}(source): expected ember.Source, not {source!r}") from None
+
+
+class _hybridmethod:
+    """A method callable on the class (first argument: the class) or on an instance."""
+
+    def __init__(self, f: Callable[..., Any]) -> None:
+        self.f = f
+        self.__doc__ = f.__doc__
+
+    def __get__(self, obj: Any, cls: Any) -> Callable[..., Any]:
+        return functools.partial(self.f, cls if obj is None else obj)
 
 
 class Client:
@@ -176,40 +192,77 @@ class Client:
         self._db.set_network(True)
 
     def set_index_configuration(self, json_text: str) -> None:
-        """Accepts Firestore's index JSON (validated; the in-memory cache needs no indexes yet)."""
-        import json
+        """Builds the offline indexes of Firestore's index JSON (`{"indexes": [...],
+        "fieldOverrides": [...]}`) in the persistent cache; a memory cache validates and ignores
+        it. Raises InvalidArgumentError for malformed JSON."""
+        if not isinstance(json_text, str):
+            raise InvalidArgumentError(f"set_index_configuration(json_text): expected a str, not {type(json_text).__name__}")
         try:
-            cfg = json.loads(json_text)
-        except (TypeError, ValueError) as e:
-            raise InvalidArgumentError(f"set_index_configuration(json_text): not valid JSON: {e}") from None
-        if not isinstance(cfg, dict) or not isinstance(cfg.get("indexes", []), list):
-            raise InvalidArgumentError("set_index_configuration(json_text): expected an object with an 'indexes' list")
-        self._index_configuration = cfg
+            _ember.set_index_configuration(self._db, json_text)
+        except InvalidArgumentError as e:
+            raise InvalidArgumentError(f"set_index_configuration(json_text): {e}") from None
 
     @property
     def persistent_cache_index_manager(self) -> "PersistentCacheIndexManager":
+        """Index auto-creation and deletion of the persistent cache (Firestore's
+        PersistentCacheIndexManager; its calls do nothing on a memory cache)."""
         return PersistentCacheIndexManager(self)
 
-    def clear_persistence(self) -> None:
-        """Deletes the local cache; only while the client is closed."""
-        if not self.closed:
-            raise FailedPreconditionError("clear_persistence(): close the client first")
+    @property
+    def is_persistent(self) -> bool:
+        """Whether the cache (and the pending-write queue) is on disk."""
+        return _ember.is_persistent(self._db)
+
+    @_hybridmethod
+    def clear_persistence(self_or_cls: Any, path: Any = None) -> None:
+        """Deletes the database files: `db.clear_persistence()` on a closed client, or
+        `ember.Client.clear_persistence(path)`. FailedPreconditionError while any instance has
+        the path open."""
+        if isinstance(self_or_cls, Client):
+            if path is not None:
+                raise InvalidArgumentError("clear_persistence(): the client's own path is cleared; pass no path")
+            if not self_or_cls.closed:
+                raise FailedPreconditionError("clear_persistence(): close the client first (it is Firestore's terminate)")
+            path = self_or_cls._path
+            if path is None:
+                return   # in memory: nothing on disk
+        elif path is None:
+            raise InvalidArgumentError("Client.clear_persistence(path): a path is required")
+        _ember.clear_persistence(path)
+
+    # ------------------------------------------------------------ the tree
+    def reference(self, path: Optional[str] = None) -> "Reference":
+        """A location in the Realtime-Database-style tree (the root when path is None)."""
+        from ._tree import Reference
+        if path is not None and not isinstance(path, str):
+            raise InvalidArgumentError(f"reference(path): expected a str, not {type(path).__name__}")
+        return Reference(_ember.tree_ref(self._db, path), self)
 
 
 class PersistentCacheIndexManager:
-    """Index auto-creation switches of the persistent cache (kept; used once durable storage lands)."""
+    """Offline index switches of the persistent cache (Firestore's PersistentCacheIndexManager):
+
+        db.persistent_cache_index_manager.enable_index_auto_creation()
+    """
 
     def __init__(self, client: Client) -> None:
         self._client = client
 
     def enable_index_auto_creation(self) -> None:
-        self._client._auto_index = True
+        """Builds an index when a query scans many more documents than it returns (off by default)."""
+        _ember.index_auto_creation(self._client._db, True)
 
     def disable_index_auto_creation(self) -> None:
-        self._client._auto_index = False
+        _ember.index_auto_creation(self._client._db, False)
 
     def delete_all_indexes(self) -> None:
-        self._client._index_configuration = None
+        """Deletes every offline index (configured and auto-created)."""
+        _ember.delete_all_indexes(self._client._db)
+
+    @property
+    def index_count(self) -> int:
+        """How many offline indexes the cache has (0 for a memory cache)."""
+        return _ember.index_count(self._client._db)
 
 
 class DocumentReference:

@@ -1385,7 +1385,10 @@ static PyObject *mod_instance_count(PyObject *m, PyObject *u) { return PyLong_Fr
 
 static PyObject *mod_is_finalizing(PyObject *m, PyObject *u) { return PyBool_FromLong(EMBER_IS_FINALIZING()); }
 
+#include "_tree.h" /* the tree types and the durable-storage functions */
+
 static PyMethodDef mod_methods[] = {
+    TREE_MODULE_METHODS
     {"configure", (PyCFunction)(void (*)(void))mod_configure, METH_VARARGS | METH_KEYWORDS, NULL},
     {"auto_id", mod_auto_id, METH_NOARGS, "a new random 20-character document id"},
     {"path_kind", mod_path_kind, METH_O, "1 collection, 2 document; raises InvalidArgumentError"},
@@ -1425,5 +1428,6 @@ PyMODINIT_FUNC PyInit__ember(void) {
     PyModule_AddIntConstant(m, "HEADER_VERSION_NUMBER", EMBER_VERSION_NUMBER);
     PyModule_AddIntConstant(m, "LISTEN_INCLUDE_METADATA_CHANGES", EMBER_LISTEN_INCLUDE_METADATA_CHANGES);
     PyModule_AddIntConstant(m, "LISTEN_SOURCE_CACHE", EMBER_LISTEN_SOURCE_CACHE);
+    if (tree_module_init(m) < 0) return NULL;
     return m;
 }
