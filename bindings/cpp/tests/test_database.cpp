@@ -322,7 +322,6 @@ static void Errors() {
   CHECK(db->GetReference().OrderByPriority().error() == kErrorInvalidArgument);
   // Use after close: writes, reads and listeners fail.
   DatabaseReference ref = db->GetReference("a");
-  ember::Future<void> pending;
   db.reset();
   CHECK(ref.SetValue(1).error() == kErrorOperationFailed);
   CHECK(ref.GetValue().error() == kErrorOperationFailed);
@@ -358,7 +357,6 @@ static void SharedWithFirestore() {
   CHECK(firestore->Collection("c").Document("d").Set({{"n", ember::firestore::FieldValue::Integer(1)}}).Await(5000));
   CHECK(Read(r) == Variant("offline"));
   // Destroying the Firestore closes the database: the listener ends, calls fail.
-  ember::Future<void> late;
   firestore.reset();
   CHECK(r.SetValue(1).error() == kErrorOperationFailed);
   Sleep(20);
