@@ -250,7 +250,9 @@ class Query {
   }
 
   /// Reads the data once. The Future completes on the event thread when the value is known (it
-  /// does not block: safe to call from a listener; Await() it elsewhere).
+  /// does not block: safe to call from a listener; Await() it elsewhere). Deviation: offline,
+  /// it completes from what the client holds through a listener there, else only once back
+  /// online (ember_ref_get would fail with EMBER_ERR_UNAVAILABLE; the Realtime Database errors).
   Future<DataSnapshot> GetValue() const {
     if (!is_valid()) return internal::Failed<DataSnapshot>(InvalidError());
     auto shot = std::make_shared<internal::OneShot>();
