@@ -227,3 +227,16 @@ test-cpp-tests: lib
 	@echo "== C++ wrapper tests under AddressSanitizer + UBSan"
 	$(CXX) -g -O1 $(C_WARN) -fsanitize=address,undefined -fno-omit-frame-pointer bindings/cpp/tests/test_wrapper.cpp $(CPP_FLAGS) -o $(CPP_DIR)/test-wrapper-asan
 	ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions=bindings/c/tests/lsan.supp UBSAN_OPTIONS=halt_on_error=1 $(CPP_DIR)/test-wrapper-asan
+
+# The tree wrapper's tests (bindings/cpp/include/ember/database.h), plain and under ASan + UBSan.
+# Its examples (bindings/cpp/examples/*_tree_*.cpp) run with the others in test-cpp-examples.
+.PHONY: test-cpp-tree-tests
+test-cpp: test-cpp-tree-tests
+test-cpp-tree-tests: lib
+	@mkdir -p $(CPP_DIR)
+	@echo "== C++ tree wrapper tests"
+	$(CXX) -g -O1 $(C_WARN) bindings/cpp/tests/test_database.cpp $(CPP_FLAGS) -o $(CPP_DIR)/test-database
+	$(CPP_DIR)/test-database
+	@echo "== C++ tree wrapper tests under AddressSanitizer + UBSan"
+	$(CXX) -g -O1 $(C_WARN) -fsanitize=address,undefined -fno-omit-frame-pointer bindings/cpp/tests/test_database.cpp $(CPP_FLAGS) -o $(CPP_DIR)/test-database-asan
+	ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions=bindings/c/tests/lsan.supp UBSAN_OPTIONS=halt_on_error=1 $(CPP_DIR)/test-database-asan
