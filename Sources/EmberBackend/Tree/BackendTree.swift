@@ -97,8 +97,12 @@ final class BackendTree {
     /// or above them (the writer always hears its acknowledgement).
     func apply(_ ops: [TreeWriteOp], from origin: TreeConnection, writeId: Int64) {
         if origin.sharesPersistence && writeId <= appliedWrite {
-            // Applied before the client restarted, its acknowledgement lost: acknowledge it now.
-            origin.send(.change(ops: [], ack: writeId))
+            // Applied before the client restarted, its acknowledgement lost: acknowledge it now,
+            // with the current values at its paths under the writer's listens (the client takes
+            // an acknowledged write's data as the backend's state; a later write by another
+            // connection may have replaced it since).
+            let current = ops.map { TreeWriteOp(path: $0.path, value: store.read($0.path)) }
+            origin.send(.change(ops: notifications(current, only: origin.id)[origin.id] ?? [], ack: writeId))
             return
         }
         persistence.runTransaction("tree write") {
@@ -109,23 +113,31 @@ final class BackendTree {
             }
         }
         updateIndexes(ops)
-        var outgoing: [Int: [TreeWriteOp]] = [origin.id: []]
-        for op in ops {
-            var full: Set<Int> = []
-            listens.forEachAncestorOrSelf(of: op.path) { _, conns in
-                for c in conns.keys where full.insert(c).inserted { outgoing[c, default: []].append(op) }
-            }
-            listens.forEachDescendant(of: op.path) { path, conns in
-                for c in conns.keys where !full.contains(c) {
-                    outgoing[c, default: []].append(TreeWriteOp(path: path, value: op.value.value(at: op.path.relative(path))))
-                }
-            }
-        }
+        var outgoing = notifications(ops)
+        if outgoing[origin.id] == nil { outgoing[origin.id] = [] }
         for (id, list) in outgoing {
             guard let conn = connections[id] else { continue }
             let ack: Int64? = id == origin.id ? writeId : nil
             if list.isEmpty && ack == nil { continue }
             conn.send(.change(ops: list, ack: ack))
         }
+    }
+
+    /// The overwrites each connection listening above or below `ops` hears (of connection
+    /// `only`, when given): an op at or below a listened path whole, else cut to that path.
+    private func notifications(_ ops: [TreeWriteOp], only: Int? = nil) -> [Int: [TreeWriteOp]] {
+        var outgoing: [Int: [TreeWriteOp]] = [:]
+        for op in ops {
+            var full: Set<Int> = []
+            listens.forEachAncestorOrSelf(of: op.path) { _, conns in
+                for c in conns.keys where (only == nil || c == only) && full.insert(c).inserted { outgoing[c, default: []].append(op) }
+            }
+            listens.forEachDescendant(of: op.path) { path, conns in
+                for c in conns.keys where (only == nil || c == only) && !full.contains(c) {
+                    outgoing[c, default: []].append(TreeWriteOp(path: path, value: op.value.value(at: op.path.relative(path))))
+                }
+            }
+        }
+        return outgoing
     }
 }

@@ -7,7 +7,10 @@ public enum TreeBackendEvent: Sendable {
     case listenResult(path: TreePath, value: TreeValue, windows: [TreeWindow])
     /// A write changed the tree: the overwrites that fall under this client's listens (in
     /// order; an overwrite above a listened path comes cut to that path), and the client's own
-    /// write id when it is the acknowledgement of that write.
+    /// write id when it is the acknowledgement of that write. An acknowledged write's own data
+    /// is the backend's state at its paths when the ack is sent (the client keeps it, even where
+    /// the ops leave it out because the backend had no listen of that client there); the ack of
+    /// a write applied before a crash and resent carries the current values at its paths instead.
     case change(ops: [TreeWriteOp], ack: Int64?)
 }
 

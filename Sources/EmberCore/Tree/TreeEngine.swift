@@ -181,22 +181,53 @@ final class TreeEngine: TreeBackendClient {
         case .change(let ops, let ack):
             var paths = ops.map { $0.path }
             var done: PendingWrite?
+            // The acknowledged write's own data is the backend's state at its paths (the ack is
+            // sent when the write is applied; later changes come after it): it enters the cache
+            // wherever the client listens, even when the backend had no listen of this client
+            // there yet (a listen sent after the write, or none sent while offline) and so the
+            // ack carries no ops. Without it, `local` would fall back to a cache that never saw
+            // the write until the listen's answer restores it (remove then re-add). The ack's
+            // own ops are applied after it (a resent write acknowledged without being applied
+            // again comes with the current values at its paths).
+            var acked: [TreeWriteOp] = []
             if let a = ack, let w = untrack(a) {
                 done = w
                 for op in w.ops where !paths.contains(op.path) { paths.append(op.path) }
+                acked = listenedParts(of: w.ops)
+                if !ops.isEmpty && !acked.isEmpty {
+                    // Where the backend sent an op at the same path (it listened there), that op
+                    // is the state: skip the copy (the usual case; saves a second store write).
+                    let sent = Set(ops.map { $0.path })
+                    acked.removeAll { sent.contains($0.path) }
+                }
             }
             if let store, !ops.isEmpty || done != nil {
                 persistence.runTransaction("tree change") {
+                    for op in acked { store.cache.write(op.path, op.value) }
                     for op in ops { store.cache.write(op.path, op.value) }
                     if let w = done { store.removePendingWrite(id: w.id) }
                 }
             }
             changeLocal(paths) {
+                for op in acked { cache.set(op.path.segments[...], op.value) }
                 for op in ops { cache.set(op.path.segments[...], op.value) }
                 for p in paths { local.set(p.segments[...], overlay(cache.value(at: p.segments), at: p)) }
             }
             if let cb = done?.completion { events.post { cb(nil) } }
         }
+    }
+
+    /// The parts of `ops` under the paths the client listens to: an op at or below a listened
+    /// path whole, else cut to each listened path below it (as the backend cuts its changes).
+    private func listenedParts(of ops: [TreeWriteOp]) -> [TreeWriteOp] {
+        var out: [TreeWriteOp] = []
+        for op in ops {
+            if listenCounts.hasAncestorOrSelf(of: op.path) { out.append(op); continue }
+            listenCounts.forEachDescendant(of: op.path) { p, _ in
+                out.append(TreeWriteOp(path: p, value: op.value.value(at: op.path.relative(p))))
+            }
+        }
+        return out
     }
 
     // MARK: listens

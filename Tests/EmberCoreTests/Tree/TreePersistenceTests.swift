@@ -101,6 +101,36 @@ final class TreePersistenceTests: XCTestCase {
         XCTAssertEqual(try third.treeGet(tp("todo")).value, tv(["b": "two", "c": "three", "d": "four"]))
     }
 
+    /// A write the backend applied before a crash, its acknowledgement lost, is resent and
+    /// acknowledged without being applied again; a later write by another connection replaced
+    /// it meanwhile. The ack brings the current value, so the client does not keep its own
+    /// (an acknowledged write's data otherwise stays in the client's cache).
+    func testAResentWriteAppliedBeforeACrashShowsTheCurrentValue() throws {
+        let c = try open(network: false)
+        try c.treeWrite([setOp("x", 1)])
+        XCTAssertEqual(c.treePendingWriteCount, 1)
+        c.close()
+        // As the file would be: write 1 applied, then x replaced by another connection.
+        let p = try SQLitePersistence(path: file)
+        p.runTransaction("simulated crash") {
+            p.backendTree!.write(tp("x"), .int(2))
+            p.setMetadata(PersistenceKey.backendAppliedTreeWrite, 1)
+        }
+        p.close()
+
+        let again = try open(network: false)
+        defer { again.close() }
+        let log = TreeLog()
+        try again.watch("x", TreeQuery(), [.value], into: log)
+        XCTAssertEqual(log.wait(for: 1), ["value 1"], "the pending write at once")
+        try again.enableNetwork()            // the listen, then write 1 again
+        try again.settle()
+        XCTAssertEqual(again.treePendingWriteCount, 0)
+        XCTAssertEqual(again.backend.readTree(tp("x")), .int(2), "not applied twice")
+        XCTAssertEqual(log.all, ["value 1", "value 2"])
+        XCTAssertEqual(try again.treeGet(tp("x")).value, .int(2))
+    }
+
     func testMemoryCacheKeepsTheClientTreeInMemory() throws {
         let c = try open(network: false, persistence: false)
         try c.treeWrite([setOp("x", 1)])
