@@ -187,19 +187,58 @@ struct MPReader {
     mutating func map(_ n: Int, _ depth: Int) throws -> Value {
         guard n <= (buf.count - i) / 2 else { throw error("map of \(n) entries is longer than the input") }
         // Ember writes keys in UTF-8 order: keep them as they come while they are strictly
-        // ascending (no dictionary, no sort); otherwise rebuild through a dictionary.
+        // ascending (no dictionary, no sort). Callers' maps (C, Python) usually are not sorted:
+        // sort the decoded entries once instead of decoding the map a second time through a
+        // dictionary. Errors are those of the dictionary path: when the keys were out of order
+        // and decoding fails, or a key repeats, that path runs from the start and throws.
         var entries: [(key: String, value: Value)] = []
         entries.reserveCapacity(n)
         var ascending = true
         let start = i
-        for _ in 0..<n {
-            guard case .string(let k) = try value(depth: depth + 1) else { throw error("map keys must be strings") }
-            let v = try value(depth: depth + 1)
-            if let last = entries.last, compareUTF8(last.key, k) >= 0 { ascending = false; break }
-            entries.append((key: k, value: v))
+        do {
+            for _ in 0..<n {
+                guard case .string(let k) = try value(depth: depth + 1) else { throw error("map keys must be strings") }
+                let v = try value(depth: depth + 1)
+                if ascending, let last = entries.last, compareUTF8(last.key, k) >= 0 { ascending = false }
+                entries.append((key: k, value: v))
+            }
+        } catch {
+            if ascending { throw error }
+            i = start
+            return try mapThroughDictionary(n, depth)
         }
         if ascending { return .map(MapValue(sortedEntries: entries)) }
+        // Non-ASCII keys: the dictionary path treats canonically equivalent keys as duplicates.
+        var plain = true
+        for e in entries where !e.key.utf8.allSatisfy({ $0 < 0x80 }) { plain = false; break }
+        if plain {
+            MPReader.sortEntries(&entries)
+            var j = 1
+            while j < entries.count && compareUTF8(entries[j - 1].key, entries[j].key) != 0 { j += 1 }
+            if j >= entries.count { return .map(MapValue(sortedEntries: entries)) }
+        }
         i = start
+        return try mapThroughDictionary(n, depth)
+    }
+
+    /// Sorts by UTF-8 key: insertion sort for the few fields of a typical document.
+    static func sortEntries(_ e: inout [(key: String, value: Value)]) {
+        if e.count > 16 {
+            e.sort { compareUTF8($0.key, $1.key) < 0 }
+            return
+        }
+        e.withUnsafeMutableBufferPointer { b in
+            var j = 1
+            while j < b.count {
+                var k = j
+                while k > 0 && compareUTF8(b[k - 1].key, b[k].key) > 0 { b.swapAt(k - 1, k); k -= 1 }
+                j += 1
+            }
+        }
+    }
+
+    /// The original unsorted-map path (duplicate keys are an error at the repeated key).
+    mutating func mapThroughDictionary(_ n: Int, _ depth: Int) throws -> Value {
         var d: [String: Value] = [:]
         d.reserveCapacity(n)
         for _ in 0..<n {
