@@ -484,6 +484,8 @@ typedef struct {
     PyObject_HEAD
     const ember_document *doc;
     DbObject *db;
+    char *raw;        /* the fields as MessagePack, fetched once (ember_free'd with the object) */
+    size_t raw_len;
 } DocObject;
 
 static PyTypeObject DocType;
@@ -495,10 +497,13 @@ static PyObject *doc_wrap(DbObject *db, const ember_document *doc) {
     if (!o) { ember_document_release(doc); return NULL; }
     o->doc = doc;
     o->db = (DbObject *)Py_NewRef((PyObject *)db);
+    o->raw = NULL;
+    o->raw_len = 0;
     return (PyObject *)o;
 }
 
 static void Doc_dealloc(DocObject *self) {
+    if (self->raw) ember_free(self->raw);
     if (self->doc) ember_document_release(self->doc);
     Py_XDECREF(self->db);
     Py_TYPE(self)->tp_free((PyObject *)self);
@@ -515,30 +520,56 @@ static PyObject *Doc_path(DocObject *self, void *u) { if (doc_check(self) < 0) r
 static PyObject *Doc_pending(DocObject *self, void *u) { if (doc_check(self) < 0) return NULL; return PyBool_FromLong(ember_document_has_pending_writes(self->doc)); }
 static PyObject *Doc_cache(DocObject *self, void *u) { if (doc_check(self) < 0) return NULL; return PyBool_FromLong(ember_document_is_from_cache(self->doc)); }
 
+/* The document's fields as MessagePack, asked from libember once per snapshot object (a snapshot
+ * is immutable): to_dict(), get() and the listener dispatch's comparisons then decode from it
+ * without another call into the library. Existing documents only. */
+static int doc_fields(DocObject *self, const char **p, size_t *n) {
+    if (!self->raw) {
+        ember_error err;
+        size_t len;
+        char *b = ember_document_data(self->doc, EMBER_FORMAT_MSGPACK, &len, &err);
+        if (!b) { raise_err(&err); return -1; }
+        self->raw = b;
+        self->raw_len = len;
+    }
+    *p = self->raw;
+    *n = self->raw_len;
+    return 0;
+}
+
 /* _data() -> dict, or None when the document does not exist */
 static PyObject *Doc_data(DocObject *self, PyObject *unused) {
     if (doc_check(self) < 0) return NULL;
     if (!ember_document_exists(self->doc)) Py_RETURN_NONE;
-    ember_error err;
+    const char *b;
     size_t n;
-    char *b = ember_document_data(self->doc, EMBER_FORMAT_MSGPACK, &n, &err);
-    if (!b) return raise_err(&err);
-    PyObject *r = decode_buffer(b, n, self->db->ref_factory);
-    ember_free(b);
-    return r;
+    if (doc_fields(self, &b, &n) < 0) return NULL;
+    return decode_buffer(b, n, self->db->ref_factory);
 }
 
 /* _raw() -> the fields as MessagePack bytes (b"" when the document does not exist) */
 static PyObject *Doc_raw(DocObject *self, PyObject *unused) {
     if (doc_check(self) < 0) return NULL;
     if (!ember_document_exists(self->doc)) return PyBytes_FromStringAndSize("", 0);
-    ember_error err;
+    const char *b;
     size_t n;
-    char *b = ember_document_data(self->doc, EMBER_FORMAT_MSGPACK, &n, &err);
-    if (!b) return raise_err(&err);
-    PyObject *r = PyBytes_FromStringAndSize(b, (Py_ssize_t)n);
-    ember_free(b);
-    return r;
+    if (doc_fields(self, &b, &n) < 0) return NULL;
+    return PyBytes_FromStringAndSize(b, (Py_ssize_t)n);
+}
+
+/* A field path whose segments are all simple names ("score", "a.b_2"): FieldPath parsing splits
+ * it on the dots and nothing else, so the value can be found in the MessagePack directly. */
+static int simple_field_path(const char *s, Py_ssize_t n) {
+    if (n == 0 || n > 1500) return 0;
+    if (n == 8 && memcmp(s, "__name__", 8) == 0) return 0; /* the document's reference */
+    Py_ssize_t start = 0;
+    for (Py_ssize_t i = 0; i <= n; i++) {
+        if (i == n || s[i] == '.') {
+            if (!simple_segment(s + start, i - start)) return 0;
+            start = i + 1;
+        }
+    }
+    return 1;
 }
 
 /* _field(field_path) -> value; raises KeyError when absent */
@@ -546,6 +577,17 @@ static PyObject *Doc_field(DocObject *self, PyObject *fp) {
     if (doc_check(self) < 0) return NULL;
     const char *path = str_arg(fp, "field_path");
     if (!path) return NULL;
+    Py_ssize_t plen = (Py_ssize_t)strlen(path);
+    if (simple_field_path(path, plen) && ember_document_exists(self->doc)) {
+        const char *b;
+        size_t n;
+        if (doc_fields(self, &b, &n) < 0) return NULL;
+        dec_t d = {(const uint8_t *)b, (const uint8_t *)b + n, self->db->ref_factory};
+        int found = mp_find_path(&d, path, plen);
+        if (found < 0) return NULL;
+        if (!found) { PyErr_SetObject(PyExc_KeyError, fp); return NULL; }
+        return dec_value(&d, 0);
+    }
     ember_error err;
     size_t n;
     char *b = ember_document_get(self->doc, path, EMBER_FORMAT_MSGPACK, &n, &err);
