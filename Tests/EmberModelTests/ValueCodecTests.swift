@@ -86,7 +86,8 @@ final class ValueCodecTests: XCTestCase {
         guard case .map(let m) = try ValueMessagePack.decode(unsorted) else { return XCTFail("not a map") }
         XCTAssertEqual(m.entries.map { $0.key }, ["a", "b", "c"])
         XCTAssertTrue(m["a"]! == .int(3) && m["b"]! == .int(1) && m["c"]! == .int(2))
-        let many = [0xDE, 0, 20] + (0..<20).reversed().flatMap { str("k\($0)") + [UInt8($0)] }
+        var many: [UInt8] = [0xDE, 0, 20]
+        for j in (0..<20).reversed() { many += str("k\(j)") + [UInt8(j)] }
         guard case .map(let big) = try ValueMessagePack.decode(many) else { return XCTFail("not a map") }
         XCTAssertEqual(big.entries.map { $0.key }, (0..<20).map { "k\($0)" }.sorted { compareUTF8($0, $1) < 0 })
         let dup = [0x83] + str("b") + [1] + str("a") + [2] + str("b") + [3]

@@ -197,7 +197,7 @@ struct MPReader {
         let start = i
         do {
             for _ in 0..<n {
-                guard case .string(let k) = try value(depth: depth + 1) else { throw error("map keys must be strings") }
+                let k = try key(depth: depth + 1)
                 let v = try value(depth: depth + 1)
                 if ascending, let last = entries.last, compareUTF8(last.key, k) >= 0 { ascending = false }
                 entries.append((key: k, value: v))
@@ -219,6 +219,19 @@ struct MPReader {
         }
         i = start
         return try mapThroughDictionary(n, depth)
+    }
+
+    /// A map key: a string read directly (the common forms), anything else through `value`, which
+    /// also throws the depth error first as it always did.
+    @inline(__always)
+    mutating func key(depth: Int) throws -> String {
+        if depth <= ValueMessagePack.maxDecodeDepth && i < buf.count {
+            let b = buf[i]
+            if b & 0xE0 == 0xA0 { i += 1; return try str(Int(b & 0x1F)) }
+            if b == 0xD9 { i += 1; return try str(Int(try uint(1))) }
+        }
+        guard case .string(let k) = try value(depth: depth) else { throw error("map keys must be strings") }
+        return k
     }
 
     /// Sorts by UTF-8 key: insertion sort for the few fields of a typical document.
