@@ -135,12 +135,18 @@ func encode(_ v: Value, _ format: Int32, _ outLen: UnsafeMutablePointer<Int>?) t
 }
 
 func output<C: Collection>(_ bytes: C, _ outLen: UnsafeMutablePointer<Int>?) throws -> UnsafeMutablePointer<CChar> where C.Element == UInt8 {
-    guard let raw = malloc(bytes.count + 1) else { throw EmberError(.resourceExhausted, "Out of memory") }
+    let n = bytes.count
+    guard let raw = malloc(n + 1) else { throw EmberError(.resourceExhausted, "Out of memory") }
     let p = raw.assumingMemoryBound(to: UInt8.self)
-    var i = 0
-    for b in bytes { p[i] = b; i += 1 }
-    p[i] = 0
-    outLen?.pointee = bytes.count
+    let copied: Void? = bytes.withContiguousStorageIfAvailable { b in
+        if n > 0 { memcpy(p, b.baseAddress!, n) }
+    }
+    if copied == nil {
+        var i = 0
+        for b in bytes { p[i] = b; i += 1 }
+    }
+    p[n] = 0
+    outLen?.pointee = n
     return raw.assumingMemoryBound(to: CChar.self)
 }
 

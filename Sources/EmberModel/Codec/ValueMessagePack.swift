@@ -15,6 +15,7 @@ public enum ValueMessagePack {
 
     public static func encode(_ v: Value) -> [UInt8] {
         var out: [UInt8] = []
+        out.reserveCapacity(128)
         write(v, to: &out)
         return out
     }
@@ -36,8 +37,21 @@ public enum ValueMessagePack {
         return m
     }
 
+    /// The low `n` bytes of `v`, big-endian.
+    @inline(__always)
     static func be(_ v: UInt64, _ n: Int, _ out: inout [UInt8]) {
-        for k in stride(from: (n - 1) * 8, through: 0, by: -8) { out.append(UInt8((v >> UInt64(k)) & 0xFF)) }
+        var x = v.bigEndian
+        withUnsafeBytes(of: &x) { out.append(contentsOf: UnsafeRawBufferPointer(rebasing: $0[(8 - n)...])) }
+    }
+
+    /// A string's header and UTF-8 bytes, copied from its contiguous storage.
+    @inline(__always)
+    static func writeString(_ s: String, to out: inout [UInt8]) {
+        var s = s
+        s.withUTF8 { u in
+            header(u.count, fix: 0xA0, fixMax: 31, d8: 0xD9, d16: 0xDA, d32: 0xDB, &out)
+            out.append(contentsOf: u)
+        }
     }
 
     static func write(_ v: Value, to out: inout [UInt8]) {
@@ -54,7 +68,7 @@ public enum ValueMessagePack {
             out.append(contentsOf: [0xC7, 12, UInt8(bitPattern: timestampExt)])
             be(UInt64(UInt32(t.nanoseconds)), 4, &out)
             be(UInt64(bitPattern: t.seconds), 8, &out)
-        case .string(let s): header(s.utf8.count, fix: 0xA0, fixMax: 31, d8: 0xD9, d16: 0xDA, d32: 0xDB, &out); out.append(contentsOf: s.utf8)
+        case .string(let s): writeString(s, to: &out)
         case .bytes(let b): header(b.count, fix: nil, fixMax: 0, d8: 0xC4, d16: 0xC5, d32: 0xC6, &out); out.append(contentsOf: b)
         case .reference(let k): ext(Array(k.path.canonical.utf8), referenceExt, &out)
         case .geoPoint(let g):
@@ -66,7 +80,7 @@ public enum ValueMessagePack {
             for e in a { write(e, to: &out) }
         case .map(let m):
             header(m.count, fix: 0x80, fixMax: 15, d8: nil, d16: 0xDE, d32: 0xDF, &out)
-            for (k, e) in m.entries { write(.string(k), to: &out); write(e, to: &out) }
+            for (k, e) in m.entries { writeString(k, to: &out); write(e, to: &out) }
         }
     }
 

@@ -7,8 +7,9 @@
  * (_codec.h). Rules (../../../../shared/STYLE.md):
  *   - the GIL is released around every ABI call that may block (writes, reads, close, listener
  *     removal, waits), so callbacks on Ember's event thread can take it;
- *   - callbacks take the GIL with PyGILState_Ensure and do nothing once the interpreter is
- *     finalizing; an exception escaping a callback is handed to the Python-level hook;
+ *   - callbacks take the GIL on a thread state the event thread keeps (cb_enter) and do nothing
+ *     once the interpreter is finalizing; an exception escaping a callback is handed to the
+ *     Python-level hook;
  *   - errors become instances of the class registered for their code (ember/_errors.py).
  */
 #define PY_SSIZE_T_CLEAN
@@ -766,16 +767,61 @@ static PyTypeObject ListenerType;
 typedef struct {
     PyObject *callback;
     DbObject *db;
+    PyThreadState *bound; /* the kept thread state its callbacks ran with (see cb_enter), or NULL */
 } lctx;
+
+/*
+ * Callbacks arrive on Ember's event thread, which Python did not create. PyGILState_Ensure and
+ * Release around each one made and destroyed a Python thread state per event (with its frame
+ * stack: an mmap, page faults and a munmap each time). A thread Python does not know keeps the
+ * thread state its first callback made: later callbacks resume it with PyEval_RestoreThread and
+ * park it with PyEval_SaveThread. It is dropped on that thread when the last listener context
+ * whose callbacks used it is freed there (lctx_free); if that happens on another thread (the
+ * event thread already stopped), the state stays until the interpreter clears it at exit.
+ */
+static _Thread_local PyThreadState *cb_tstate;
+static _Thread_local long cb_contexts;
+
+typedef struct { int kept; PyGILState_STATE g; } cbgil;
+
+static cbgil cb_enter(lctx *c) {
+    cbgil s = {0, PyGILState_UNLOCKED};
+    if (cb_tstate) {
+        PyEval_RestoreThread(cb_tstate);
+        s.kept = 1;
+    } else if (PyGILState_GetThisThreadState() == NULL) {
+        (void)PyGILState_Ensure(); /* counter 1 from now on: the state is kept */
+        cb_tstate = PyThreadState_Get();
+        s.kept = 1;
+    } else {
+        s.g = PyGILState_Ensure(); /* a thread Python knows: the usual way */
+    }
+    if (s.kept && c && !c->bound) {
+        c->bound = cb_tstate;
+        cb_contexts++;
+    }
+    return s;
+}
+
+static void cb_leave(cbgil s) {
+    if (s.kept) PyEval_SaveThread(); else PyGILState_Release(s.g);
+}
 
 static void lctx_free(void *p) {
     lctx *c = p;
     if (EMBER_IS_FINALIZING()) return; /* leaked on purpose: no Python during shutdown */
     PyGILState_STATE g = PyGILState_Ensure();
+    int drop = c->bound && c->bound == cb_tstate && --cb_contexts == 0;
     Py_XDECREF(c->callback);
     Py_XDECREF(c->db);
     PyMem_Free(c);
     PyGILState_Release(g);
+    if (drop) {
+        /* the last listener using this thread's kept state: undo its PyGILState_Ensure */
+        PyEval_RestoreThread(cb_tstate);
+        cb_tstate = NULL;
+        PyGILState_Release(PyGILState_UNLOCKED);
+    }
 }
 
 static void call_listener(lctx *c, PyObject *a, PyObject *err) {
@@ -786,8 +832,8 @@ static void call_listener(lctx *c, PyObject *a, PyObject *err) {
 
 static void doc_listener_cb(void *ctx, const ember_document *doc, const ember_error *error) {
     if (EMBER_IS_FINALIZING()) return;
-    PyGILState_STATE g = PyGILState_Ensure();
     lctx *c = ctx;
+    cbgil g = cb_enter(c);
     if (doc) {
         PyObject *d = doc_wrap(c->db, ember_document_retain(doc));
         if (d) call_listener(c, d, Py_None); else report_callback_error(c->callback);
@@ -797,13 +843,13 @@ static void doc_listener_cb(void *ctx, const ember_document *doc, const ember_er
         if (e) call_listener(c, Py_None, e); else report_callback_error(c->callback);
         Py_XDECREF(e);
     }
-    PyGILState_Release(g);
+    cb_leave(g);
 }
 
 static void query_listener_cb(void *ctx, const ember_snapshot *snap, const ember_error *error) {
     if (EMBER_IS_FINALIZING()) return;
-    PyGILState_STATE g = PyGILState_Ensure();
     lctx *c = ctx;
+    cbgil g = cb_enter(c);
     if (snap) {
         PyObject *s = snap_wrap(c->db, ember_snapshot_retain(snap));
         if (s) call_listener(c, s, Py_None); else report_callback_error(c->callback);
@@ -813,7 +859,7 @@ static void query_listener_cb(void *ctx, const ember_snapshot *snap, const ember
         if (e) call_listener(c, Py_None, e); else report_callback_error(c->callback);
         Py_XDECREF(e);
     }
-    PyGILState_Release(g);
+    cb_leave(g);
 }
 
 static PyObject *listener_new(ember_listener_token t) {
@@ -862,6 +908,7 @@ static lctx *lctx_new(DbObject *db, PyObject *cb) {
     if (!c) { PyErr_NoMemory(); return NULL; }
     c->callback = Py_NewRef(cb);
     c->db = (DbObject *)Py_NewRef((PyObject *)db);
+    c->bound = NULL;
     return c;
 }
 
