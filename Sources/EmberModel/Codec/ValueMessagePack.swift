@@ -225,12 +225,7 @@ struct MPReader {
         // Non-ASCII keys: the dictionary path treats canonically equivalent keys as duplicates.
         var plain = true
         for e in entries where !e.key.utf8.allSatisfy({ $0 < 0x80 }) { plain = false; break }
-        if plain {
-            MPReader.sortEntries(&entries)
-            var j = 1
-            while j < entries.count && compareUTF8(entries[j - 1].key, entries[j].key) != 0 { j += 1 }
-            if j >= entries.count { return .map(MapValue(sortedEntries: entries)) }
-        }
+        if plain && MPReader.sortEntries(&entries) { return .map(MapValue(sortedEntries: entries)) }
         i = start
         return try mapThroughDictionary(n, depth)
     }
@@ -248,19 +243,29 @@ struct MPReader {
         return k
     }
 
-    /// Sorts by UTF-8 key: insertion sort for the few fields of a typical document.
-    static func sortEntries(_ e: inout [(key: String, value: Value)]) {
+    /// Sorts by UTF-8 key (insertion sort for the few fields of a typical document); false when
+    /// two keys are equal (insertion sort meets a repeated key where it stops: no extra pass).
+    static func sortEntries(_ e: inout [(key: String, value: Value)]) -> Bool {
         if e.count > 16 {
             e.sort { compareUTF8($0.key, $1.key) < 0 }
-            return
+            var j = 1
+            while j < e.count && compareUTF8(e[j - 1].key, e[j].key) != 0 { j += 1 }
+            return j >= e.count
         }
-        e.withUnsafeMutableBufferPointer { b in
+        return e.withUnsafeMutableBufferPointer { b -> Bool in
             var j = 1
             while j < b.count {
                 var k = j
-                while k > 0 && compareUTF8(b[k - 1].key, b[k].key) > 0 { b.swapAt(k - 1, k); k -= 1 }
+                while k > 0 {
+                    let c = compareUTF8(b[k - 1].key, b[k].key)
+                    if c == 0 { return false }
+                    if c < 0 { break }
+                    b.swapAt(k - 1, k)
+                    k -= 1
+                }
                 j += 1
             }
+            return true
         }
     }
 
