@@ -66,7 +66,7 @@ public func ember_doc_get(_ db: OpaquePointer?, _ path: UnsafePointer<CChar>?, _
                           _ err: UnsafeMutablePointer<ember_error>?) -> OpaquePointer? {
     wrap(err, nil) {
         let client = try object(db, DBHandle.self, "db").open()
-        let key = try DocumentKey(parsing: try text(path, "path"))
+        let key = try documentKey(path)
         let read = try client.getDocument(key, source: try getSource(source))
         return retained(CDocument(key: read.key, document: read.document, fromCache: read.fromCache))
     }

@@ -98,7 +98,7 @@ public func ember_doc_listen(_ db: OpaquePointer?, _ path: UnsafePointer<CChar>?
                              _ err: UnsafeMutablePointer<ember_error>?) -> UInt64 {
     wrap(err, 0) {
         let handle = try object(db, DBHandle.self, "db")
-        let key = try DocumentKey(parsing: try text(path, "path"))
+        let key = try documentKey(path)
         guard let cb else { throw invalid("cb is NULL") }
         return try Listeners.listen(handle, Query(document: key), flags: flags, ctx: ctx, ctxFree: ctxFree) { ctx, event in
             switch event {

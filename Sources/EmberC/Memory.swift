@@ -40,6 +40,7 @@ public func ember_value_convert(_ data: UnsafeRawPointer?, _ len: Int, _ from: I
 @_cdecl("ember_path_kind")
 public func ember_path_kind(_ path: UnsafePointer<CChar>?, _ err: UnsafeMutablePointer<ember_error>?) -> Int32 {
     wrap(err, Int32(EMBER_PATH_INVALID)) {
+        if let path, let n = fastSegmentCount(path) { return n % 2 == 0 ? Int32(EMBER_PATH_DOCUMENT) : Int32(EMBER_PATH_COLLECTION) }
         let p = try ResourcePath(parsing: try text(path, "path"))
         return p.isDocumentPath ? Int32(EMBER_PATH_DOCUMENT) : Int32(EMBER_PATH_COLLECTION)
     }

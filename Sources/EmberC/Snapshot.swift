@@ -9,21 +9,39 @@ import EmberCore
 final class CSnapshot: Counted {
     let view: ViewSnapshot
     private let lock = Lock()
-    private var documents: [CDocument?]
+    /// Handles made so far: a few in `sparse` (a listener usually reads only the changed documents
+    /// of a large result), all in `dense` once more than `sparseMax` were asked for. (A dense
+    /// array per event cost an allocation as large as the result.)
+    private var sparse: [Int: CDocument] = [:]
+    private var dense: [CDocument?]? = nil
+    private static let sparseMax = 8
     private var removed: [Int: CDocument] = [:]
 
     init(_ view: ViewSnapshot) {
         self.view = view
-        documents = Array(repeating: nil, count: view.documents.count)
     }
 
     /// The handle of document i (made once).
     func document(_ i: Int) -> CDocument {
         lock.withLock {
-            if let d = documents[i] { return d }
+            if dense != nil {
+                if let d = dense![i] { return d }
+            } else if let d = sparse[i] {
+                return d
+            }
             let doc = view.documents[i]
             let d = CDocument(key: doc.key, document: doc, fromCache: view.isFromCache)
-            documents[i] = d
+            if dense != nil {
+                dense![i] = d
+            } else if sparse.count < CSnapshot.sparseMax {
+                sparse[i] = d
+            } else {
+                var all = [CDocument?](repeating: nil, count: view.documents.count)
+                for (k, v) in sparse { all[k] = v }
+                all[i] = d
+                dense = all
+                sparse = [:]
+            }
             return d
         }
     }
@@ -31,7 +49,7 @@ final class CSnapshot: Counted {
     /// The handle of change i's document: the result's for added/modified, its own for removed.
     func changeDocument(_ i: Int) -> CDocument {
         let c = view.changes[i]
-        if c.kind != .removed, c.newIndex >= 0, c.newIndex < documents.count { return document(c.newIndex) }
+        if c.kind != .removed, c.newIndex >= 0, c.newIndex < view.documents.count { return document(c.newIndex) }
         return lock.withLock {
             if let d = removed[i] { return d }
             let d = CDocument(key: c.document.key, document: c.document, fromCache: view.isFromCache)

@@ -135,12 +135,18 @@ func encode(_ v: Value, _ format: Int32, _ outLen: UnsafeMutablePointer<Int>?) t
 }
 
 func output<C: Collection>(_ bytes: C, _ outLen: UnsafeMutablePointer<Int>?) throws -> UnsafeMutablePointer<CChar> where C.Element == UInt8 {
-    guard let raw = malloc(bytes.count + 1) else { throw EmberError(.resourceExhausted, "Out of memory") }
+    let n = bytes.count
+    guard let raw = malloc(n + 1) else { throw EmberError(.resourceExhausted, "Out of memory") }
     let p = raw.assumingMemoryBound(to: UInt8.self)
-    var i = 0
-    for b in bytes { p[i] = b; i += 1 }
-    p[i] = 0
-    outLen?.pointee = bytes.count
+    let copied: Void? = bytes.withContiguousStorageIfAvailable { b in
+        if n > 0 { memcpy(p, b.baseAddress!, n) }
+    }
+    if copied == nil {
+        var i = 0
+        for b in bytes { p[i] = b; i += 1 }
+    }
+    p[n] = 0
+    outLen?.pointee = n
     return raw.assumingMemoryBound(to: CChar.self)
 }
 
@@ -157,4 +163,64 @@ func cCopy(_ s: String) -> UnsafeMutablePointer<CChar> {
 
 func parseFieldPath(_ p: UnsafePointer<CChar>?, _ what: String = "field_path") throws -> FieldPath {
     try FieldPath(parsing: try text(p, what))
+}
+
+/// A document key from a C path. The common case (ASCII, valid, no surrounding slashes to
+/// strip beyond one each) is parsed straight from the bytes; anything else goes through
+/// `DocumentKey(parsing:)`, which also produces every error message. For ASCII text, Swift's
+/// character-based `contains("//")` and `split("/")` agree with this byte scan.
+func documentKey(_ p: UnsafePointer<CChar>?, _ what: String = "path") throws -> DocumentKey {
+    guard let p else { throw invalid("\(what) is NULL") }
+    if let key = fastDocumentKey(p) { return key }
+    return try DocumentKey(parsing: try text(p, what))
+}
+
+@inline(__always)
+private func fastDocumentKey(_ p: UnsafePointer<CChar>) -> DocumentKey? {
+    var segments: [String] = []
+    segments.reserveCapacity(4)
+    let ok = scanPath(p) { u, len in segments.append(String(decoding: UnsafeBufferPointer(start: u, count: len), as: UTF8.self)) }
+    guard ok, segments.count % 2 == 0 else { return nil }
+    return DocumentKey(unchecked: ResourcePath(segments: segments))
+}
+
+/// The number of segments of a valid ASCII path, or nil (then `ResourcePath(parsing:)` decides).
+func fastSegmentCount(_ p: UnsafePointer<CChar>) -> Int? {
+    var n = 0
+    return scanPath(p) { _, _ in n += 1 } ? n : nil
+}
+
+/// Splits an ASCII path the way `ResourcePath(parsing:)` does, calling `segment` for each id;
+/// false (possibly after some calls) for anything that path would refuse or that is not ASCII.
+@inline(__always)
+private func scanPath(_ p: UnsafePointer<CChar>, _ segment: (UnsafePointer<UInt8>, Int) -> Void) -> Bool {
+    let n = strlen(p)
+    if n == 0 || n > ResourcePath.maxBytes { return false }
+    return p.withMemoryRebound(to: UInt8.self, capacity: n) { u -> Bool in
+        var start = 0, end = n
+        if u[0] == 0x2F { start = 1 }
+        if end > start && u[end - 1] == 0x2F { end -= 1 }
+        if start >= end { return false }
+        var s = start
+        var i = start
+        while true {
+            let atEnd = i == end
+            let c: UInt8 = atEnd ? 0x2F : u[i]
+            if c >= 0x80 { return false }
+            if c == 0x2F {
+                let len = i - s
+                if len == 0 { return false }                                                  // "//" or an empty segment
+                if len <= 2 && u[s] == 0x2E && (len == 1 || u[s + 1] == 0x2E) { return false }   // "." or ".."
+                if len >= 4 && u[s] == 0x5F && u[s + 1] == 0x5F && u[i - 1] == 0x5F && u[i - 2] == 0x5F { return false }
+                segment(u + s, len)
+                if atEnd { break }
+                s = i + 1
+            }
+            i += 1
+        }
+        // A stripped slash next to another ("//x", "x//") is refused by the full parser.
+        if start == 1 && n > 1 && u[1] == 0x2F { return false }
+        if end < n && end > 0 && u[end - 1] == 0x2F { return false }
+        return true
+    }
 }

@@ -65,10 +65,56 @@ func checkNoOverlap(_ data: MapValue, _ transforms: [(FieldPath, TransformSpec)]
     }
 }
 
+/// `DocumentLimits.validate(key:data:)` without its cost on valid documents: the same size, depth,
+/// name and nested-array rules computed without building a field path per field; only a document
+/// that breaks a rule goes through `DocumentLimits.validate`, which throws its error.
+@inline(__always)
+func validateLimits(_ key: DocumentKey, _ data: MapValue) throws {
+    let size = limitsMapSize(data, 0)
+    if size < 0 || size + DocumentLimits.nameSize(key.path) + 32 > DocumentLimits.maxDocumentBytes {
+        try DocumentLimits.validate(key: key, data: data)
+    }
+}
+
+/// The size `DocumentLimits` gives `m` at `depth`, or -1 when a rule is broken.
+private func limitsMapSize(_ m: MapValue, _ depth: Int) -> Int {
+    if depth > DocumentLimits.maxDepth { return -1 }
+    var size = 0
+    for (k, v) in m.entries {
+        let kb = k.utf8.count
+        if kb == 0 || kb > DocumentLimits.maxFieldNameBytes { return -1 }
+        let s = limitsValueSize(v, depth, false)
+        if s < 0 { return -1 }
+        size += kb + 1 + s
+    }
+    return size
+}
+
+private func limitsValueSize(_ v: Value, _ depth: Int, _ inArray: Bool) -> Int {
+    switch v {
+    case .null, .bool: return 1
+    case .int, .double, .timestamp: return 8
+    case .string(let s): return s.utf8.count + 1
+    case .bytes(let b): return b.count
+    case .reference(let k): return DocumentLimits.nameSize(k.path)
+    case .geoPoint: return 16
+    case .array(let a):
+        if inArray || depth + 1 > DocumentLimits.maxDepth { return -1 }
+        var s = 0
+        for e in a {
+            let x = limitsValueSize(e, depth + 1, true)
+            if x < 0 { return -1 }
+            s += x
+        }
+        return s
+    case .map(let m): return limitsMapSize(m, depth + 1)
+    }
+}
+
 /// Builds the mutation of a set / merge / update from the C arguments.
 func makeMutation(path: UnsafePointer<CChar>?, kind: WriteKind, format: Int32,
                   data: UnsafeRawPointer?, dataLen: Int, transforms: UnsafeRawPointer?, transformsLen: Int) throws -> Mutation {
-    let key = try DocumentKey(parsing: try text(path, "path"))
+    let key = try documentKey(path)
     let input = try decodeMap(data, dataLen, format, "data")
     let specs = try parseTransforms(try decodeMap(transforms, transformsLen, format, "transforms"))
     var ops: [FieldTransform] = []
@@ -83,7 +129,7 @@ func makeMutation(path: UnsafePointer<CChar>?, kind: WriteKind, format: Int32,
     case .set:
         if let d = deletes.first { throw invalid("\"delete\" of field '\(d)' can only be used with merge and update") }
         try checkNoOverlap(input, specs)
-        try DocumentLimits.validate(key: key, data: input)
+        try validateLimits(key, input)
         return Mutation(key: key, kind: .set(input), transforms: ops)
     case .merge(let fields):
         try checkNoOverlap(input, specs)
@@ -97,7 +143,7 @@ func makeMutation(path: UnsafePointer<CChar>?, kind: WriteKind, format: Int32,
             mask = mask.filter { m in fields.contains { $0.isPrefix(of: m) } } + fields.filter { input.value(at: $0) != nil }
             ops = ops.filter { t in fields.contains { $0.isPrefix(of: t.path) } }
         }
-        try DocumentLimits.validate(key: key, data: input)
+        try validateLimits(key, input)
         return Mutation(key: key, kind: .patch(input, mask: mask), transforms: ops)
     case .update:
         var out = MapValue()
@@ -115,7 +161,7 @@ func makeMutation(path: UnsafePointer<CChar>?, kind: WriteKind, format: Int32,
         }
         mask += deletes
         if mask.isEmpty && ops.isEmpty { throw invalid("An update needs at least one field") }
-        try DocumentLimits.validate(key: key, data: out)
+        try validateLimits(key, out)
         return Mutation(key: key, kind: .patch(out, mask: mask), transforms: ops, precondition: .exists(true))
     }
 }
@@ -128,5 +174,5 @@ func mergeFields(_ fields: UnsafePointer<UnsafePointer<CChar>?>?, _ n: Int) thro
 }
 
 func deleteMutation(_ path: UnsafePointer<CChar>?) throws -> Mutation {
-    Mutation(key: try DocumentKey(parsing: try text(path, "path")), kind: .delete)
+    Mutation(key: try documentKey(path), kind: .delete)
 }

@@ -8,9 +8,64 @@ import EmberStorage
 ///     let changed = local.write(mutations, localWriteTime: now)   // keys whose local view changed
 ///     local.localDocument(key)
 final class LocalStore {
+    /// A queued batch with its mutations findable by key. A one-mutation batch (every single
+    /// write) needs no index; a larger one chains the mutations of each key through `next`
+    /// instead of allocating an array per key.
     struct PendingBatch {
         let batch: MutationBatch
-        let byKey: [DocumentKey: [Mutation]]
+        /// The distinct keys, in first-seen order.
+        let keys: [DocumentKey]
+        private let first: [DocumentKey: Int]
+        private let next: [Int]
+
+        init(_ batch: MutationBatch) {
+            self.batch = batch
+            let ms = batch.mutations
+            if ms.count == 1 {
+                keys = [ms[0].key]
+                first = [:]
+                next = []
+                return
+            }
+            var keys: [DocumentKey] = []
+            var first: [DocumentKey: Int] = [:]
+            first.reserveCapacity(ms.count)
+            var last: [Int] = []        // per distinct key (index into keys): its last mutation so far
+            var next = [Int](repeating: -1, count: ms.count)
+            var slotOfKey: [Int] = []   // per mutation: index into keys
+            slotOfKey.reserveCapacity(ms.count)
+            for (i, m) in ms.enumerated() {
+                if let f = first[m.key] {
+                    let slot = slotOfKey[f]
+                    next[last[slot]] = i
+                    last[slot] = i
+                    slotOfKey.append(slot)
+                } else {
+                    first[m.key] = i
+                    slotOfKey.append(keys.count)
+                    last.append(i)
+                    keys.append(m.key)
+                }
+            }
+            self.keys = keys
+            self.first = first
+            self.next = next
+        }
+
+        /// Runs `body` for each mutation of the batch on `key`, in order; false when there is none.
+        @inline(__always)
+        @discardableResult
+        func forEach(on key: DocumentKey, _ body: (Mutation) -> Void) -> Bool {
+            let ms = batch.mutations
+            if next.isEmpty {
+                guard ms.count == 1, ms[0].key == key else { return false }
+                body(ms[0])
+                return true
+            }
+            guard var i = first[key] else { return false }
+            while i >= 0 { body(ms[i]); i = next[i] }
+            return true
+        }
     }
 
     let persistence: Persistence
@@ -32,6 +87,8 @@ final class LocalStore {
 
     var hasPendingWrites: Bool { pendingHead < pendingOrder.count }
     var highestPendingBatchId: Int64? { hasPendingWrites ? pendingOrder.last : nil }
+    /// The oldest pending batch (O(1): every acknowledgement asks while someone waits for pending writes).
+    var lowestPendingBatchId: Int64? { hasPendingWrites ? pendingOrder[pendingHead] : nil }
 
     /// Pending batches in order (to send, or resend after the network comes back).
     var pendingBatches: [MutationBatch] {
@@ -54,34 +111,31 @@ final class LocalStore {
         let batch = MutationBatch(batchId: nextBatchId, localWriteTime: localWriteTime, mutations: mutations)
         nextBatchId += 1
         persistence.runTransaction("write") { persistence.mutationQueue.add(batch) }
-        let keys = track(batch)
-        for key in keys { applyNewestBatch(batch, to: key) }
-        return (batch, keys)
+        let pb = track(batch)
+        for key in pb.keys { applyNewestBatch(pb, to: key) }
+        return (batch, pb.keys)
     }
 
     /// `recomputeOverlay(key)` when `batch`, the newest pending batch, was just tracked: the
     /// replay of every earlier pending batch is the current local document (an overlay exists
     /// exactly when that replay set `hasLocalMutations`; otherwise the replay left the remote
     /// document as it was), so only `batch`'s mutations need applying on top of it.
-    private func applyNewestBatch(_ batch: MutationBatch, to key: DocumentKey) {
-        guard let ms = pending[batch.batchId]?.byKey[key] else { return recomputeOverlay(key) }
+    private func applyNewestBatch(_ pb: PendingBatch, to key: DocumentKey) {
         var doc = localDocument(key)
-        for m in ms { doc = m.applyLocally(to: doc, localWriteTime: batch.localWriteTime) }
+        let t = pb.batch.localWriteTime
+        guard pb.forEach(on: key, { m in doc = m.applyLocally(to: doc, localWriteTime: t) }) else { return recomputeOverlay(key) }
         storeOverlay(doc, for: key)
     }
 
     @discardableResult
-    private func track(_ batch: MutationBatch) -> [DocumentKey] {
-        var byKey: [DocumentKey: [Mutation]] = [:]
-        var keys: [DocumentKey] = []
-        for m in batch.mutations {
-            if byKey[m.key] == nil { keys.append(m.key); byKey[m.key] = [m] } else { byKey[m.key]!.append(m) }
-        }
-        pending[batch.batchId] = PendingBatch(batch: batch, byKey: byKey)
+    private func track(_ batch: MutationBatch) -> PendingBatch {
+        let pb = PendingBatch(batch)
+        let keys = pb.keys
+        pending[batch.batchId] = pb
         pendingOrder.append(batch.batchId)
         nextBatchId = max(nextBatchId, batch.batchId + 1)
         for k in keys { batchesByKey[k, default: []].append(batch.batchId) }
-        return keys
+        return pb
     }
 
     /// Drops a batch (acknowledged or rejected). Returns the keys whose local view may change.
@@ -97,7 +151,7 @@ final class LocalStore {
         } else if let i = pendingOrder[pendingHead...].firstIndex(of: batchId) {
             pendingOrder.remove(at: i)
         }
-        let keys = Array(pb.byKey.keys)
+        let keys = pb.keys
         for k in keys {
             if var ids = batchesByKey[k] {
                 if ids.first == batchId { ids.removeFirst() } else { ids.removeAll { $0 == batchId } }
@@ -110,8 +164,8 @@ final class LocalStore {
 
     /// Stores documents from the backend unless the cache already has a newer version.
     /// Returns the keys whose cached version changed. When the caller removes batch `acknowledging`
-    /// right after (`removeBatch`), the overlays of keys whose only pending batch it is are left
-    /// for `removeBatch` to recompute, instead of being replayed here and again there.
+    /// right after (`removeBatch`), the overlays of that batch's keys are left for `removeBatch` to
+    /// recompute, instead of being replayed here and again there.
     func applyRemote(_ docs: [Document], acknowledging acked: Int64? = nil) -> [DocumentKey] {
         var changed: [DocumentKey] = []
         changed.reserveCapacity(docs.count)
@@ -120,7 +174,8 @@ final class LocalStore {
         }
         for k in changed {
             guard let ids = batchesByKey[k] else { continue }
-            if let a = acked, ids.count == 1, ids[0] == a, pending[a] != nil { continue }
+            // removeBatch(acked) recomputes every key of that batch next: once is enough.
+            if let a = acked, ids[0] == a || ids.contains(a), pending[a] != nil { continue }
             recomputeOverlay(k)
         }
         return changed
@@ -137,8 +192,9 @@ final class LocalStore {
         }
         var doc = remote.get(key)
         for id in ids {
-            guard let pb = pending[id], let ms = pb.byKey[key] else { continue }
-            for m in ms { doc = m.applyLocally(to: doc, localWriteTime: pb.batch.localWriteTime) }
+            guard let pb = pending[id] else { continue }
+            let t = pb.batch.localWriteTime
+            pb.forEach(on: key) { m in doc = m.applyLocally(to: doc, localWriteTime: t) }
         }
         storeOverlay(doc, for: key)
     }

@@ -98,7 +98,7 @@ final class SyncEngine: BackendClient {
     private func completeBatch(_ batchId: Int64, error: EmberError?) {
         if let cb = writeCallbacks.removeValue(forKey: batchId) { events.post { cb(error) } }
         guard !pendingWaiters.isEmpty else { return }
-        let lowestPending = local.pendingBatches.first?.batchId ?? Int64.max
+        let lowestPending = local.lowestPendingBatchId ?? Int64.max
         pendingWaiters.removeAll { w in
             guard w.upTo < lowestPending else { return false }
             events.post { w.done(nil) }

@@ -113,6 +113,33 @@ final class ValueCodecTests: XCTestCase {
         }
     }
 
+    /// Callers' maps come in any key order: they are sorted once; a repeated key (also one that
+    /// is canonically equivalent, as the dictionary path has always treated it) is an error that
+    /// names the key, and a bad value after out-of-order keys reports the same error as before.
+    func testMessagePackUnsortedMaps() throws {
+        func str(_ s: String) -> [UInt8] { [0xA0 | UInt8(s.utf8.count)] + Array(s.utf8) }
+        let unsorted = [0x83] + str("b") + [1] + str("c") + [2] + str("a") + [3]
+        guard case .map(let m) = try ValueMessagePack.decode(unsorted) else { return XCTFail("not a map") }
+        XCTAssertEqual(m.entries.map { $0.key }, ["a", "b", "c"])
+        XCTAssertTrue(m["a"]! == .int(3) && m["b"]! == .int(1) && m["c"]! == .int(2))
+        var many: [UInt8] = [0xDE, 0, 20]
+        for j in (0..<20).reversed() { many += str("k\(j)") + [UInt8(j)] }
+        guard case .map(let big) = try ValueMessagePack.decode(many) else { return XCTFail("not a map") }
+        XCTAssertEqual(big.entries.map { $0.key }, (0..<20).map { "k\($0)" }.sorted { compareUTF8($0, $1) < 0 })
+        let dup = [0x83] + str("b") + [1] + str("a") + [2] + str("b") + [3]
+        XCTAssertThrowsError(try ValueMessagePack.decode(dup)) { e in
+            XCTAssertEqual((e as? EmberError)?.message, "Invalid MessagePack at byte 10: duplicate key 'b'.")
+        }
+        let equivalent = [0x82] + str("\u{E9}") + [1] + str("e\u{301}") + [2]   // out of order in UTF-8
+        XCTAssertThrowsError(try ValueMessagePack.decode(equivalent)) { e in
+            XCTAssertTrue((e as? EmberError)?.message.contains("duplicate key") == true, "\(e)")
+        }
+        let badLater = [0x82] + str("b") + [1] + str("a") + [0xC1]
+        XCTAssertThrowsError(try ValueMessagePack.decode(badLater)) { e in
+            XCTAssertEqual((e as? EmberError)?.message, "Invalid MessagePack at byte 7: unused type byte 0xc1.")
+        }
+    }
+
     func testBase64AndRFC3339() {
         XCTAssertEqual(Base64.encode(Array("hello".utf8)), "aGVsbG8=")
         XCTAssertEqual(Base64.decode("aGVsbG8="), Array("hello".utf8))

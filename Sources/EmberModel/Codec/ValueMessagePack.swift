@@ -64,15 +64,21 @@ public enum ValueMessagePack {
         return nil
     }
 
+    /// The low `n` bytes of `v`, big-endian.
     @inline(__always)
     static func be(_ v: UInt64, _ n: Int, _ out: inout [UInt8]) {
-        withUnsafeBytes(of: (v << UInt64(64 - 8 * n)).bigEndian) { out.append(contentsOf: UnsafeRawBufferPointer(rebasing: $0[0..<n])) }
+        var x = v.bigEndian
+        withUnsafeBytes(of: &x) { out.append(contentsOf: UnsafeRawBufferPointer(rebasing: $0[(8 - n)...])) }
     }
 
+    /// A string's header and UTF-8 bytes, copied from its contiguous storage.
     @inline(__always)
-    static func utf8(_ s: String, _ out: inout [UInt8]) {
+    static func writeString(_ s: String, to out: inout [UInt8]) {
         var s = s
-        s.withUTF8 { out.append(contentsOf: $0) }
+        s.withUTF8 { u in
+            header(u.count, fix: 0xA0, fixMax: 31, d8: 0xD9, d16: 0xDA, d32: 0xDB, &out)
+            out.append(contentsOf: u)
+        }
     }
 
     static func write(_ v: Value, to out: inout [UInt8]) {
@@ -89,7 +95,7 @@ public enum ValueMessagePack {
             out.append(contentsOf: [0xC7, 12, UInt8(bitPattern: timestampExt)])
             be(UInt64(UInt32(t.nanoseconds)), 4, &out)
             be(UInt64(bitPattern: t.seconds), 8, &out)
-        case .string(let s): header(s.utf8.count, fix: 0xA0, fixMax: 31, d8: 0xD9, d16: 0xDA, d32: 0xDB, &out); utf8(s, &out)
+        case .string(let s): writeString(s, to: &out)
         case .bytes(let b): header(b.count, fix: nil, fixMax: 0, d8: 0xC4, d16: 0xC5, d32: 0xC6, &out); out.append(contentsOf: b)
         case .reference(let k): ext(Array(k.path.canonical.utf8), referenceExt, &out)
         case .geoPoint(let g):
@@ -101,11 +107,7 @@ public enum ValueMessagePack {
             for e in a { write(e, to: &out) }
         case .map(let m):
             header(m.count, fix: 0x80, fixMax: 15, d8: nil, d16: 0xDE, d32: 0xDF, &out)
-            for (k, e) in m.entries {
-                header(k.utf8.count, fix: 0xA0, fixMax: 31, d8: 0xD9, d16: 0xDA, d32: 0xDB, &out)
-                utf8(k, &out)
-                write(e, to: &out)
-            }
+            for (k, e) in m.entries { writeString(k, to: &out); write(e, to: &out) }
         }
     }
 
@@ -290,19 +292,76 @@ struct MPReader {
     mutating func map(_ n: Int, _ depth: Int) throws -> Value {
         guard n <= (buf.count - i) / 2 else { throw error("map of \(n) entries is longer than the input") }
         // Ember writes keys in UTF-8 order: keep them as they come while they are strictly
-        // ascending (no dictionary, no sort); otherwise rebuild through a dictionary.
+        // ascending (no dictionary, no sort). Callers' maps (C, Python) usually are not sorted:
+        // sort the decoded entries once instead of decoding the map a second time through a
+        // dictionary. Errors are those of the dictionary path: when the keys were out of order
+        // and decoding fails, or a key repeats, that path runs from the start and throws.
         var entries: [(key: String, value: Value)] = []
         entries.reserveCapacity(n)
         var ascending = true
         let start = i
-        for _ in 0..<n {
-            guard case .string(let k) = try value(depth: depth + 1) else { throw error("map keys must be strings") }
-            let v = try value(depth: depth + 1)
-            if let last = entries.last, compareUTF8(last.key, k) >= 0 { ascending = false; break }
-            entries.append((key: k, value: v))
+        do {
+            for _ in 0..<n {
+                let k = try key(depth: depth + 1)
+                let v = try value(depth: depth + 1)
+                if ascending, let last = entries.last, compareUTF8(last.key, k) >= 0 { ascending = false }
+                entries.append((key: k, value: v))
+            }
+        } catch {
+            if ascending { throw error }
+            i = start
+            return try mapThroughDictionary(n, depth)
         }
         if ascending { return .map(MapValue(sortedEntries: entries)) }
+        // Non-ASCII keys: the dictionary path treats canonically equivalent keys as duplicates.
+        var plain = true
+        for e in entries where !e.key.utf8.allSatisfy({ $0 < 0x80 }) { plain = false; break }
+        if plain && MPReader.sortEntries(&entries) { return .map(MapValue(sortedEntries: entries)) }
         i = start
+        return try mapThroughDictionary(n, depth)
+    }
+
+    /// A map key: a string read directly (the common forms), anything else through `value`, which
+    /// also throws the depth error first as it always did.
+    @inline(__always)
+    mutating func key(depth: Int) throws -> String {
+        if depth <= ValueMessagePack.maxDecodeDepth && i < buf.count {
+            let b = buf[i]
+            if b & 0xE0 == 0xA0 { i += 1; return try str(Int(b & 0x1F)) }
+            if b == 0xD9 { i += 1; return try str(Int(try uint(1))) }
+        }
+        guard case .string(let k) = try value(depth: depth) else { throw error("map keys must be strings") }
+        return k
+    }
+
+    /// Sorts by UTF-8 key (insertion sort for the few fields of a typical document); false when
+    /// two keys are equal (insertion sort meets a repeated key where it stops: no extra pass).
+    static func sortEntries(_ e: inout [(key: String, value: Value)]) -> Bool {
+        if e.count > 16 {
+            e.sort { compareUTF8($0.key, $1.key) < 0 }
+            var j = 1
+            while j < e.count && compareUTF8(e[j - 1].key, e[j].key) != 0 { j += 1 }
+            return j >= e.count
+        }
+        return e.withUnsafeMutableBufferPointer { b -> Bool in
+            var j = 1
+            while j < b.count {
+                var k = j
+                while k > 0 {
+                    let c = compareUTF8(b[k - 1].key, b[k].key)
+                    if c == 0 { return false }
+                    if c < 0 { break }
+                    b.swapAt(k - 1, k)
+                    k -= 1
+                }
+                j += 1
+            }
+            return true
+        }
+    }
+
+    /// The original unsorted-map path (duplicate keys are an error at the repeated key).
+    mutating func mapThroughDictionary(_ n: Int, _ depth: Int) throws -> Value {
         var d: [String: Value] = [:]
         d.reserveCapacity(n)
         for _ in 0..<n {

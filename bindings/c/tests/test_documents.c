@@ -253,6 +253,41 @@ static void document_handles(void) {
     ember_db_release(db);
 }
 
+/* Writes parse ASCII paths straight from the bytes; everything else goes through the full
+ * parser. Both must agree: the same paths accepted (and stored under the same canonical path),
+ * the same ones refused with the same message as ember_path_kind gives. */
+static void write_paths_like_the_parser(void) {
+    static const char *const ok[][2] = {
+        {"cities/SF", "cities/SF"}, {"/cities/SF2/", "cities/SF2"}, {"cities/SF3/", "cities/SF3"},
+        {"/cities/SF4", "cities/SF4"}, {"cities/_x_", "cities/_x_"}, {"cities/__x", "cities/__x"},
+        {"cities/x__", "cities/x__"}, {"cities/...", "cities/..."}, {"cities/.x", "cities/.x"},
+        {"a/b/c/d", "a/b/c/d"}, {"ciudades/\xc3\xa9", "ciudades/\xc3\xa9"}};
+    static const char *const bad[] = {"", "/", "//", "cities", "/cities/", "a/b/c", "//cities/SF", "cities//SF",
+                                      "cities/SF//", "cities/.", "cities/..", "./x", "cities/__x__", "__a__/x",
+                                      "cities/SF/\xff"};
+    size_t i;
+    ember_error err, kind_err;
+    ember_db *db = open_db();
+    for (i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+        ember_document *d;
+        CHECK(ember_doc_set(db, ok[i][0], EMBER_FORMAT_JSON, "{\"a\":1}", EMBER_NTS, NULL, 0, NULL, NULL, &err));
+        CHECK_OK(err);
+        d = ember_doc_get(db, ok[i][0], EMBER_SOURCE_CACHE, &err);
+        CHECK_OK(err);
+        CHECK(d && ember_document_exists(d));
+        if (d) CHECK_STR(ember_document_path(d), ok[i][1]);
+        ember_document_release(d);
+    }
+    for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        CHECK(!ember_doc_set(db, bad[i], EMBER_FORMAT_JSON, "{\"a\":1}", EMBER_NTS, NULL, 0, NULL, NULL, &err));
+        CHECK_ERR(err, EMBER_ERR_INVALID_ARGUMENT);
+        if (ember_path_kind(bad[i], &kind_err) == EMBER_PATH_INVALID) CHECK_STR(err.message, kind_err.message);
+        CHECK(!ember_doc_delete(db, bad[i], NULL, NULL, &err));
+        CHECK_ERR(err, EMBER_ERR_INVALID_ARGUMENT);
+    }
+    ember_db_release(db);
+}
+
 void run_documents(void) {
     RUN(set_and_get);
     RUN(msgpack_writes);
@@ -262,4 +297,5 @@ void run_documents(void) {
     RUN(delete_document);
     RUN(write_errors);
     RUN(document_handles);
+    RUN(write_paths_like_the_parser);
 }

@@ -114,6 +114,32 @@ def test_missing_document(db):
         snap["a"]
 
 
+def test_get_reads_fields_from_the_snapshot_like_libember(db):
+    # get() of simple dotted names reads the snapshot's MessagePack in C; anything else asks
+    # libember. Both must give the same answers and the same errors.
+    ref = db.document("g/one")
+    data = {"a": {"b": {"c": 1}, "l": [1, {"x": 2}]}, "s": "t", "f": 1.5, "n": None, "e": {},
+            "big": {f"k{i:02d}": i for i in range(20)}, "`q`": 3, "a.b": 4, "é": 5, "bytes": b"\x00\x01",
+            "when": dt.datetime(2024, 5, 1, 12, 0, 0, 1, tzinfo=dt.timezone.utc), "ref": db.document("x/y")}
+    ref.set(data)
+    snap = ref.get()
+    assert snap.get("a.b.c") == 1 and snap.get("a.b") == {"c": 1} and snap.get("a.l") == [1, {"x": 2}]
+    assert snap.get("s") == "t" and snap.get("f") == 1.5 and snap.get("n") is None and snap.get("e") == {}
+    assert snap.get("big.k07") == 7 and snap.get("big.k19") == 19
+    assert snap.get("bytes") == b"\x00\x01" and snap.get("when") == data["when"] and snap.get("ref") == db.document("x/y")
+    assert snap.get("`a.b`") == 4 and snap.get("`\\`q\\``") == 3 and snap.get("é") == 5
+    assert snap.get("__name__") == ref
+    for missing in ("zz", "a.zz", "a.b.c.d", "s.x", "a.l.0", "big.k20", "A"):
+        with pytest.raises(KeyError):
+            snap.get(missing)
+    for bad in ("a..b", ".a", "a.", "a*b", ""):
+        with pytest.raises(ember.InvalidArgumentError):
+            snap.get(bad)
+    first = snap.get("a")
+    first["b"] = "changed"
+    assert snap.get("a") == data["a"] and snap.to_dict() == data   # fresh objects every time
+
+
 def test_get_field_paths_projection(db):
     ref = db.document("c/d")
     ref.set({"a": 1, "b": {"c": 2, "d": 3}})

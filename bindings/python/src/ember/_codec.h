@@ -656,6 +656,102 @@ static PyObject *dec_value(dec_t *d, int depth) {
     return dec_fail("unused type byte");
 }
 
+/* Skips one value; -1 (with a Python error) on malformed input. */
+static int mp_skip(dec_t *d, int depth) {
+    if (depth > 100) { dec_fail("nested too deeply"); return -1; }
+    if (!dec_need(d, 1)) { dec_fail("truncated"); return -1; }
+    uint8_t b = *d->p++;
+    size_t count = 0, bytes = 0;
+    if (b <= 0x7F || b >= 0xE0 || b == 0xC0 || b == 0xC2 || b == 0xC3) return 0;
+    if ((b & 0xF0) == 0x80) count = 2 * (size_t)(b & 0x0F);
+    else if ((b & 0xF0) == 0x90) count = b & 0x0F;
+    else if ((b & 0xE0) == 0xA0) bytes = b & 0x1F;
+    else {
+        int n;
+        switch (b) {
+        case 0xC4: case 0xD9: n = 1; break;
+        case 0xC5: case 0xDA: n = 2; break;
+        case 0xC6: case 0xDB: n = 4; break;
+        case 0xC7: n = 1; break;
+        case 0xC8: n = 2; break;
+        case 0xC9: n = 4; break;
+        case 0xCA: bytes = 4; n = 0; break;
+        case 0xCB: bytes = 8; n = 0; break;
+        case 0xCC: case 0xD0: bytes = 1; n = 0; break;
+        case 0xCD: case 0xD1: bytes = 2; n = 0; break;
+        case 0xCE: case 0xD2: bytes = 4; n = 0; break;
+        case 0xCF: case 0xD3: bytes = 8; n = 0; break;
+        case 0xD4: bytes = 2; n = 0; break;
+        case 0xD5: bytes = 3; n = 0; break;
+        case 0xD6: bytes = 5; n = 0; break;
+        case 0xD7: bytes = 9; n = 0; break;
+        case 0xD8: bytes = 17; n = 0; break;
+        case 0xDC: case 0xDE: n = -2; break;
+        case 0xDD: case 0xDF: n = -4; break;
+        default: dec_fail("unused type byte"); return -1;
+        }
+        if (n > 0) {
+            if (!dec_need(d, (size_t)n)) { dec_fail("truncated"); return -1; }
+            bytes = (size_t)dec_be(d, n);
+            if (b >= 0xC7 && b <= 0xC9) bytes += 1; /* the extension's type byte */
+        } else if (n < 0) {
+            if (!dec_need(d, (size_t)-n)) { dec_fail("truncated"); return -1; }
+            count = (size_t)dec_be(d, -n);
+            if (b == 0xDE || b == 0xDF) count *= 2;
+        }
+    }
+    if (bytes) {
+        if (!dec_need(d, bytes)) { dec_fail("truncated"); return -1; }
+        d->p += bytes;
+    }
+    for (size_t i = 0; i < count; i++) {
+        if (mp_skip(d, depth + 1) < 0) return -1;
+    }
+    return 0;
+}
+
+/* Positions `d` on the value at a dotted path of simple names inside the map at `d` (the keys
+ * are compared byte by byte, as libember's field lookup does). 1: found, 0: absent (or a
+ * segment that is not a map), -1: malformed input (Python error set). */
+static int mp_find_path(dec_t *d, const char *path, Py_ssize_t plen) {
+    const char *seg = path, *end = path + plen;
+    for (;;) {
+        const char *dot = memchr(seg, '.', (size_t)(end - seg));
+        size_t slen = (size_t)((dot ? dot : end) - seg);
+        if (!dec_need(d, 1)) { dec_fail("truncated"); return -1; }
+        uint8_t b = *d->p;
+        size_t n;
+        if ((b & 0xF0) == 0x80) { n = b & 0x0F; d->p++; }
+        else if (b == 0xDE || b == 0xDF) {
+            int w = b == 0xDE ? 2 : 4;
+            d->p++;
+            if (!dec_need(d, (size_t)w)) { dec_fail("truncated"); return -1; }
+            n = (size_t)dec_be(d, w);
+        } else return 0;
+        int hit = 0;
+        for (size_t i = 0; i < n; i++) {
+            if (!dec_need(d, 1)) { dec_fail("truncated"); return -1; }
+            uint8_t k = *d->p;
+            size_t klen;
+            if ((k & 0xE0) == 0xA0) { klen = k & 0x1F; d->p++; }
+            else if (k >= 0xD9 && k <= 0xDB) {
+                int w = k == 0xD9 ? 1 : k == 0xDA ? 2 : 4;
+                d->p++;
+                if (!dec_need(d, (size_t)w)) { dec_fail("truncated"); return -1; }
+                klen = (size_t)dec_be(d, w);
+            } else { dec_fail("map keys must be strings"); return -1; }
+            if (!dec_need(d, klen)) { dec_fail("truncated string"); return -1; }
+            int eq = klen == slen && memcmp(d->p, seg, slen) == 0;
+            d->p += klen;
+            if (eq) { hit = 1; break; }
+            if (mp_skip(d, 1) < 0) return -1;
+        }
+        if (!hit) return 0;
+        if (!dot) return 1;
+        seg = dot + 1;
+    }
+}
+
 static PyObject *decode_buffer(const char *p, size_t len, PyObject *ref_factory) {
     dec_t d = {(const uint8_t *)p, (const uint8_t *)p + len, ref_factory};
     return dec_value(&d, 0);

@@ -7,8 +7,9 @@
  * (_codec.h). Rules (../../../../shared/STYLE.md):
  *   - the GIL is released around every ABI call that may block (writes, reads, close, listener
  *     removal, waits), so callbacks on Ember's event thread can take it;
- *   - callbacks take the GIL with PyGILState_Ensure and do nothing once the interpreter is
- *     finalizing; an exception escaping a callback is handed to the Python-level hook;
+ *   - callbacks take the GIL on a thread state the event thread keeps (cb_enter) and do nothing
+ *     once the interpreter is finalizing; an exception escaping a callback is handed to the
+ *     Python-level hook;
  *   - errors become instances of the class registered for their code (ember/_errors.py).
  */
 #define PY_SSIZE_T_CLEAN
@@ -484,6 +485,8 @@ typedef struct {
     PyObject_HEAD
     const ember_document *doc;
     DbObject *db;
+    char *raw;        /* the fields as MessagePack, fetched once (ember_free'd with the object) */
+    size_t raw_len;
 } DocObject;
 
 static PyTypeObject DocType;
@@ -495,10 +498,13 @@ static PyObject *doc_wrap(DbObject *db, const ember_document *doc) {
     if (!o) { ember_document_release(doc); return NULL; }
     o->doc = doc;
     o->db = (DbObject *)Py_NewRef((PyObject *)db);
+    o->raw = NULL;
+    o->raw_len = 0;
     return (PyObject *)o;
 }
 
 static void Doc_dealloc(DocObject *self) {
+    if (self->raw) ember_free(self->raw);
     if (self->doc) ember_document_release(self->doc);
     Py_XDECREF(self->db);
     Py_TYPE(self)->tp_free((PyObject *)self);
@@ -515,30 +521,56 @@ static PyObject *Doc_path(DocObject *self, void *u) { if (doc_check(self) < 0) r
 static PyObject *Doc_pending(DocObject *self, void *u) { if (doc_check(self) < 0) return NULL; return PyBool_FromLong(ember_document_has_pending_writes(self->doc)); }
 static PyObject *Doc_cache(DocObject *self, void *u) { if (doc_check(self) < 0) return NULL; return PyBool_FromLong(ember_document_is_from_cache(self->doc)); }
 
+/* The document's fields as MessagePack, asked from libember once per snapshot object (a snapshot
+ * is immutable): to_dict(), get() and the listener dispatch's comparisons then decode from it
+ * without another call into the library. Existing documents only. */
+static int doc_fields(DocObject *self, const char **p, size_t *n) {
+    if (!self->raw) {
+        ember_error err;
+        size_t len;
+        char *b = ember_document_data(self->doc, EMBER_FORMAT_MSGPACK, &len, &err);
+        if (!b) { raise_err(&err); return -1; }
+        self->raw = b;
+        self->raw_len = len;
+    }
+    *p = self->raw;
+    *n = self->raw_len;
+    return 0;
+}
+
 /* _data() -> dict, or None when the document does not exist */
 static PyObject *Doc_data(DocObject *self, PyObject *unused) {
     if (doc_check(self) < 0) return NULL;
     if (!ember_document_exists(self->doc)) Py_RETURN_NONE;
-    ember_error err;
+    const char *b;
     size_t n;
-    char *b = ember_document_data(self->doc, EMBER_FORMAT_MSGPACK, &n, &err);
-    if (!b) return raise_err(&err);
-    PyObject *r = decode_buffer(b, n, self->db->ref_factory);
-    ember_free(b);
-    return r;
+    if (doc_fields(self, &b, &n) < 0) return NULL;
+    return decode_buffer(b, n, self->db->ref_factory);
 }
 
 /* _raw() -> the fields as MessagePack bytes (b"" when the document does not exist) */
 static PyObject *Doc_raw(DocObject *self, PyObject *unused) {
     if (doc_check(self) < 0) return NULL;
     if (!ember_document_exists(self->doc)) return PyBytes_FromStringAndSize("", 0);
-    ember_error err;
+    const char *b;
     size_t n;
-    char *b = ember_document_data(self->doc, EMBER_FORMAT_MSGPACK, &n, &err);
-    if (!b) return raise_err(&err);
-    PyObject *r = PyBytes_FromStringAndSize(b, (Py_ssize_t)n);
-    ember_free(b);
-    return r;
+    if (doc_fields(self, &b, &n) < 0) return NULL;
+    return PyBytes_FromStringAndSize(b, (Py_ssize_t)n);
+}
+
+/* A field path whose segments are all simple names ("score", "a.b_2"): FieldPath parsing splits
+ * it on the dots and nothing else, so the value can be found in the MessagePack directly. */
+static int simple_field_path(const char *s, Py_ssize_t n) {
+    if (n == 0 || n > 1500) return 0;
+    if (n == 8 && memcmp(s, "__name__", 8) == 0) return 0; /* the document's reference */
+    Py_ssize_t start = 0;
+    for (Py_ssize_t i = 0; i <= n; i++) {
+        if (i == n || s[i] == '.') {
+            if (!simple_segment(s + start, i - start)) return 0;
+            start = i + 1;
+        }
+    }
+    return 1;
 }
 
 /* _field(field_path) -> value; raises KeyError when absent */
@@ -546,6 +578,17 @@ static PyObject *Doc_field(DocObject *self, PyObject *fp) {
     if (doc_check(self) < 0) return NULL;
     const char *path = str_arg(fp, "field_path");
     if (!path) return NULL;
+    Py_ssize_t plen = (Py_ssize_t)strlen(path);
+    if (simple_field_path(path, plen) && ember_document_exists(self->doc)) {
+        const char *b;
+        size_t n;
+        if (doc_fields(self, &b, &n) < 0) return NULL;
+        dec_t d = {(const uint8_t *)b, (const uint8_t *)b + n, self->db->ref_factory};
+        int found = mp_find_path(&d, path, plen);
+        if (found < 0) return NULL;
+        if (!found) { PyErr_SetObject(PyExc_KeyError, fp); return NULL; }
+        return dec_value(&d, 0);
+    }
     ember_error err;
     size_t n;
     char *b = ember_document_get(self->doc, path, EMBER_FORMAT_MSGPACK, &n, &err);
@@ -724,16 +767,61 @@ static PyTypeObject ListenerType;
 typedef struct {
     PyObject *callback;
     DbObject *db;
+    PyThreadState *bound; /* the kept thread state its callbacks ran with (see cb_enter), or NULL */
 } lctx;
+
+/*
+ * Callbacks arrive on Ember's event thread, which Python did not create. PyGILState_Ensure and
+ * Release around each one made and destroyed a Python thread state per event (with its frame
+ * stack: an mmap, page faults and a munmap each time). A thread Python does not know keeps the
+ * thread state its first callback made: later callbacks resume it with PyEval_RestoreThread and
+ * park it with PyEval_SaveThread. It is dropped on that thread when the last listener context
+ * whose callbacks used it is freed there (lctx_free); if that happens on another thread (the
+ * event thread already stopped), the state stays until the interpreter clears it at exit.
+ */
+static _Thread_local PyThreadState *cb_tstate;
+static _Thread_local long cb_contexts;
+
+typedef struct { int kept; PyGILState_STATE g; } cbgil;
+
+static cbgil cb_enter(lctx *c) {
+    cbgil s = {0, PyGILState_UNLOCKED};
+    if (cb_tstate) {
+        PyEval_RestoreThread(cb_tstate);
+        s.kept = 1;
+    } else if (PyGILState_GetThisThreadState() == NULL) {
+        (void)PyGILState_Ensure(); /* counter 1 from now on: the state is kept */
+        cb_tstate = PyThreadState_Get();
+        s.kept = 1;
+    } else {
+        s.g = PyGILState_Ensure(); /* a thread Python knows: the usual way */
+    }
+    if (s.kept && c && !c->bound) {
+        c->bound = cb_tstate;
+        cb_contexts++;
+    }
+    return s;
+}
+
+static void cb_leave(cbgil s) {
+    if (s.kept) PyEval_SaveThread(); else PyGILState_Release(s.g);
+}
 
 static void lctx_free(void *p) {
     lctx *c = p;
     if (EMBER_IS_FINALIZING()) return; /* leaked on purpose: no Python during shutdown */
     PyGILState_STATE g = PyGILState_Ensure();
+    int drop = c->bound && c->bound == cb_tstate && --cb_contexts == 0;
     Py_XDECREF(c->callback);
     Py_XDECREF(c->db);
     PyMem_Free(c);
     PyGILState_Release(g);
+    if (drop) {
+        /* the last listener using this thread's kept state: undo its PyGILState_Ensure */
+        PyEval_RestoreThread(cb_tstate);
+        cb_tstate = NULL;
+        PyGILState_Release(PyGILState_UNLOCKED);
+    }
 }
 
 static void call_listener(lctx *c, PyObject *a, PyObject *err) {
@@ -744,8 +832,8 @@ static void call_listener(lctx *c, PyObject *a, PyObject *err) {
 
 static void doc_listener_cb(void *ctx, const ember_document *doc, const ember_error *error) {
     if (EMBER_IS_FINALIZING()) return;
-    PyGILState_STATE g = PyGILState_Ensure();
     lctx *c = ctx;
+    cbgil g = cb_enter(c);
     if (doc) {
         PyObject *d = doc_wrap(c->db, ember_document_retain(doc));
         if (d) call_listener(c, d, Py_None); else report_callback_error(c->callback);
@@ -755,13 +843,13 @@ static void doc_listener_cb(void *ctx, const ember_document *doc, const ember_er
         if (e) call_listener(c, Py_None, e); else report_callback_error(c->callback);
         Py_XDECREF(e);
     }
-    PyGILState_Release(g);
+    cb_leave(g);
 }
 
 static void query_listener_cb(void *ctx, const ember_snapshot *snap, const ember_error *error) {
     if (EMBER_IS_FINALIZING()) return;
-    PyGILState_STATE g = PyGILState_Ensure();
     lctx *c = ctx;
+    cbgil g = cb_enter(c);
     if (snap) {
         PyObject *s = snap_wrap(c->db, ember_snapshot_retain(snap));
         if (s) call_listener(c, s, Py_None); else report_callback_error(c->callback);
@@ -771,7 +859,7 @@ static void query_listener_cb(void *ctx, const ember_snapshot *snap, const ember
         if (e) call_listener(c, Py_None, e); else report_callback_error(c->callback);
         Py_XDECREF(e);
     }
-    PyGILState_Release(g);
+    cb_leave(g);
 }
 
 static PyObject *listener_new(ember_listener_token t) {
@@ -820,6 +908,7 @@ static lctx *lctx_new(DbObject *db, PyObject *cb) {
     if (!c) { PyErr_NoMemory(); return NULL; }
     c->callback = Py_NewRef(cb);
     c->db = (DbObject *)Py_NewRef((PyObject *)db);
+    c->bound = NULL;
     return c;
 }
 

@@ -296,12 +296,12 @@ class CollectionReference(Query):
         return DocumentReference(self._cpath.rsplit("/", 1)[0], self._client)
 
     def document(self, document_id: Optional[str] = None) -> Any:
-        from ._client import DocumentReference, _check_path
+        c = _client_module or _load_client_module()
         if document_id is None:
             document_id = _ember.auto_id()
         elif not isinstance(document_id, str):
             raise InvalidArgumentError(f"document(document_id): expected a str, not {type(document_id).__name__}")
-        return DocumentReference(_check_path(f"{self._cpath}/{document_id}", 2, "document(document_id)"), self._client)
+        return c.DocumentReference(c._check_path(f"{self._cpath}/{document_id}", 2, "document(document_id)"), self._client)
 
     def add(self, document_data: Dict[str, Any], document_id: Optional[str] = None,
             retry: Any = None, timeout: Any = None) -> Tuple[_dt.datetime, Any]:
@@ -332,3 +332,15 @@ class CollectionGroup(Query):
 
     def __init__(self, collection_id: str, client: Any) -> None:
         Query.__init__(self, client, collection_id, group=True)
+
+
+# ._client imports this module: it is bound on first use, not imported on every document()
+# call (an import statement per call cost ~1.2 us, a third of document() in bulk loops).
+_client_module: Any = None
+
+
+def _load_client_module() -> Any:
+    global _client_module
+    from . import _client
+    _client_module = _client
+    return _client
