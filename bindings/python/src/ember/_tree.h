@@ -114,8 +114,8 @@ static PyTypeObject TreeSnapType = {
 /* Runs on the event thread. */
 static void tree_event_cb(void *ctx, const ember_tree_snapshot *snap, const char *prev, const ember_error *error) {
     if (EMBER_IS_FINALIZING()) return;
-    PyGILState_STATE g = PyGILState_Ensure();
     lctx *c = ctx;
+    cbgil g = cb_enter(c); /* the event thread's kept thread state, as document listeners do */
     if (snap) {
         PyObject *s = tree_snap_wrap(ember_tree_snapshot_retain(snap));
         PyObject *p = prev ? PyUnicode_FromString(prev) : Py_NewRef(Py_None);
@@ -134,7 +134,7 @@ static void tree_event_cb(void *ctx, const ember_tree_snapshot *snap, const char
         if (e) { PyErr_SetObject((PyObject *)Py_TYPE(e), e); Py_DECREF(e); }
         report_callback_error(c->callback);
     }
-    PyGILState_Release(g);
+    cb_leave(g);
 }
 
 static int event_type_arg(PyObject *o, int *out) {
