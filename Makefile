@@ -124,7 +124,7 @@ PYTHON     ?= python3
 PY_VENV    ?= .venv-test
 PY         := $(PY_VENV)/bin/python
 
-.PHONY: python-venv python-install test-python demo-python bench-python
+.PHONY: python-venv python-install test-python demo-python bench-python peers-venv
 
 $(PY):
 	$(PYTHON) -m venv $(PY_VENV)
@@ -143,8 +143,15 @@ demo-python: python-install
 	cd /tmp && $(CURDIR)/$(PY) $(CURDIR)/bindings/python/examples/demo.py
 
 # Python benchmarks (a)(b)(c) beside the peers' scripts run in the same session.
-bench-python: python-install
-	$(PY) bench/python/bench_ember.py
+# The peers' Python packages (apsw, tinydb) go into their own venv, made here, never by hand.
+PEERS_VENV ?= .venv-peers
+$(PEERS_VENV)/bin/python:
+	$(PYTHON) -m venv $(PEERS_VENV)
+peers-venv: $(PEERS_VENV)/bin/python
+	@$(PEERS_VENV)/bin/python -c "import apsw, tinydb" 2>/dev/null || $(PEERS_VENV)/bin/python -m pip install -q apsw tinydb
+
+bench-python: python-install peers-venv
+	PEERS_PYTHON=$(abspath $(PEERS_VENV))/bin/python $(PY) bench/python/bench_ember.py
 	$(PY) bench/python/bench_tree.py
 
 test: test-python
