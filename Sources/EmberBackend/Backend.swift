@@ -157,9 +157,9 @@ public final class Backend: @unchecked Sendable {
             if let d = store.get(key), d.exists { return [d] }
             return []
         }
-        let candidates = query.collectionGroup.map { store.documents(inGroup: $0) } ?? store.documents(in: query.path)
         let order = query.normalizedOrderBy
-        return candidates.filter { query.matches($0, orderBy: order) }
+        if query.collectionGroup != nil { return store.documents(matching: query) { query.matches($0, orderBy: order) } }
+        return store.documents(matching: query) { query.matchesContent($0, orderBy: order) }
     }
 
     /// The query's result with its limit applied, in query order.

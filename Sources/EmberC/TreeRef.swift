@@ -40,7 +40,7 @@ func treePath(_ base: TreePath, _ p: UnsafePointer<CChar>?, _ what: String, allo
     let rel = try TreePath(parsing: s, context: what)
     if rel.isRoot && !allowEmpty { throw invalid("Invalid \(what) '\(s)': a non-empty path is needed") }
     let full = base.appending(rel)
-    try TreePath(parsing: full.segments.joined(separator: "/"), context: what)   // total depth and length
+    _ = try TreePath(parsing: full.segments.joined(separator: "/"), context: what)   // total depth and length
     return full
 }
 

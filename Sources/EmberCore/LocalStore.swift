@@ -210,6 +210,25 @@ final class LocalStore {
 
     // MARK: queries
 
+    /// `execute(query)` when only `keys` and the documents with local mutations can have changed
+    /// whether they match since the caller's last full execution (`keys` holding that result).
+    func execute(_ query: Query, among keys: [DocumentKey]) -> [Document] {
+        let order = query.normalizedOrderBy
+        var seen = Set<DocumentKey>(minimumCapacity: keys.count)
+        var out: [Document] = []
+        func consider(_ key: DocumentKey) {
+            guard seen.insert(key).inserted, let d = localDocument(key), query.matches(d, orderBy: order) else { return }
+            out.append(d)
+        }
+        for k in keys { consider(k) }
+        if let g = query.collectionGroup {
+            for k in overlays.keys where k.collectionGroup == g { consider(k) }
+        } else {
+            for k in overlaysByCollection[ParentKey(query.path)] ?? [] { consider(k) }
+        }
+        return out
+    }
+
     /// Every existing local document matching the query (limit not applied).
     func execute(_ query: Query) -> [Document] {
         if let key = query.documentKey {
@@ -219,21 +238,24 @@ final class LocalStore {
         let order = query.normalizedOrderBy
         var out: [Document] = []
         var seen = Set<DocumentKey>()
-        let cached: [Document]
         if let g = query.collectionGroup {
-            cached = remote.documents(matching: query)
             for (k, d) in overlays where k.collectionGroup == g {
                 seen.insert(k)
                 if query.matches(d, orderBy: order) { out.append(d) }
             }
         } else {
-            cached = remote.documents(matching: query)
             for k in overlaysByCollection[ParentKey(query.path)] ?? [] {
                 seen.insert(k)
                 if let d = overlays[k], query.matches(d, orderBy: order) { out.append(d) }
             }
         }
-        for d in cached where !seen.contains(d.key) && query.matches(d, orderBy: order) { out.append(d) }
+        // The store lists only documents at the query's path; a group query still checks it
+        // (a group holds every collection with that id, compared by UTF-8 bytes).
+        let grouped = query.collectionGroup != nil
+        out += remote.documents(matching: query) { d in
+            (seen.isEmpty || !seen.contains(d.key))
+                && (grouped ? query.matches(d, orderBy: order) : query.matchesContent(d, orderBy: order))
+        }
         return out
     }
 }

@@ -318,11 +318,14 @@ final class SyncEngine: BackendClient {
         let view = View(query: query)
         view.reset(local.execute(query))
         if !online { return completion(.success(view.takeSnapshot(fromCache: true)!)) }
-        connection.runQuery(query, knownKeys: view.matchedKeys) { [self] docs, resolved, version in
+        let known = view.matchedKeys
+        connection.runQuery(query, knownKeys: known) { [self] docs, resolved, version in
             refresh(local.applyRemote(docs + resolved))
             emit()
+            // Only the documents the backend sent and those with local writes can have changed
+            // whether they match since the local run: no second scan of the collection.
             let fresh = View(query: query)
-            fresh.reset(local.execute(query))
+            fresh.reset(local.execute(query, among: known + docs.map { $0.key } + resolved.map { $0.key }))
             fresh.readTime = version
             completion(.success(fresh.takeSnapshot(fromCache: false)!))
         }

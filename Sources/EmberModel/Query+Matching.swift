@@ -43,6 +43,13 @@ extension Query {
     public func matches(_ doc: Document, orderBy: [OrderBy]? = nil) -> Bool {
         guard doc.exists, matchesPath(doc.key) else { return false }
         if isDocumentQuery { return true }
+        return matchesContent(doc, orderBy: orderBy)
+    }
+
+    /// `matches` for a document already known to be at this query's path (a collection or
+    /// group scan): filters, order-by fields present, and cursors.
+    public func matchesContent(_ doc: Document, orderBy: [OrderBy]? = nil) -> Bool {
+        guard doc.exists else { return false }
         for f in filters where !f.matches(doc) { return false }
         let order = orderBy ?? normalizedOrderBy
         for ob in order where !ob.field.isDocumentId {

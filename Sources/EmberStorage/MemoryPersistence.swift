@@ -27,39 +27,82 @@ public final class MemoryPersistence: Persistence {
 /// Entries are keyed by `DocumentKey` (UTF-8 equality), not by the id `String`, whose `==` would
 /// merge canonically equivalent ids ("\u{E9}" and "e\u{301}") that are two documents.
 public final class MemoryDocumentStore: DocumentStore {
-    private var byCollection: [ParentKey: [DocumentKey: Document]] = [:]
+    private var byCollection: [ParentKey: CollectionEntries] = [:]
     private var collectionsByGroup: [String: Set<ResourcePath>] = [:]
     public private(set) var count = 0
 
     public init() {}
 
     public func get(_ key: DocumentKey) -> Document? {
-        byCollection[ParentKey(of: key)]?[key]
+        byCollection[ParentKey(of: key)]?.get(key)
     }
 
     public func put(_ doc: Document) {
         let parent = ParentKey(of: doc.key)
-        if byCollection[parent] == nil {
-            byCollection[parent] = [:]
+        let entries: CollectionEntries
+        if let e = byCollection[parent] {
+            entries = e
+        } else {
+            entries = CollectionEntries()
+            byCollection[parent] = entries
             collectionsByGroup[doc.key.collectionGroup, default: []].insert(doc.key.collectionPath)
         }
-        if byCollection[parent]!.updateValue(doc, forKey: doc.key) == nil { count += 1 }
+        if entries.put(doc) { count += 1 }
     }
 
     public func remove(_ key: DocumentKey) {
-        let parent = ParentKey(of: key)
-        if byCollection[parent]?.removeValue(forKey: key) != nil { count -= 1 }
+        if byCollection[ParentKey(of: key)]?.remove(key) == true { count -= 1 }
     }
 
     public func documents(in collection: ResourcePath) -> [Document] {
-        guard let docs = byCollection[ParentKey(collection)] else { return [] }
-        return Array(docs.values)
+        byCollection[ParentKey(collection)]?.docs ?? []
+    }
+
+    public func documents(matching query: Query, where keep: (Document) -> Bool) -> [Document] {
+        if let g = query.collectionGroup { return documents(inGroup: g).filter(keep) }
+        guard let entries = byCollection[ParentKey(query.path)] else { return [] }
+        var out: [Document] = []
+        for d in entries.docs where keep(d) { out.append(d) }
+        return out
     }
 
     public func documents(inGroup id: String) -> [Document] {
         guard let paths = collectionsByGroup[id] else { return [] }
         // The index's String key may also hold canonically equivalent ids: keep exact matches.
         return paths.filter { compareUTF8($0.last, id) == 0 }.flatMap { documents(in: $0) }
+    }
+}
+
+/// Responsible for: one collection's entries in a contiguous array (a scan walks them in the
+/// order they were stored, which is close to their order in memory) with a slot per key.
+final class CollectionEntries {
+    private(set) var docs: [Document] = []
+    private var slot: [DocumentKey: Int] = [:]
+
+    func get(_ key: DocumentKey) -> Document? {
+        slot[key].map { docs[$0] }
+    }
+
+    /// Stores `doc`; true when its key is new.
+    func put(_ doc: Document) -> Bool {
+        if let i = slot[doc.key] {
+            docs[i] = doc
+            return false
+        }
+        slot[doc.key] = docs.count
+        docs.append(doc)
+        return true
+    }
+
+    /// Removes the entry at `key` (the last entry takes its slot); true when there was one.
+    func remove(_ key: DocumentKey) -> Bool {
+        guard let i = slot.removeValue(forKey: key) else { return false }
+        let last = docs.removeLast()
+        if i < docs.count {
+            docs[i] = last
+            slot[last.key] = i
+        }
+        return true
     }
 }
 

@@ -52,6 +52,9 @@ public protocol DocumentStore: AnyObject {
     /// At least every entry `query` (a collection or group query) can match, perhaps more
     /// (callers still filter): a store with indexes reads only the candidates an index gives.
     func documents(matching query: Query) -> [Document]
+    /// The entries of `documents(matching:)` that `keep` accepts, without listing the rest first
+    /// (a memory store filters in place; the default filters the list).
+    func documents(matching query: Query, where keep: (Document) -> Bool) -> [Document]
     /// Number of entries (tombstones included).
     var count: Int { get }
 
@@ -74,6 +77,9 @@ extension DocumentStore {
     public func documents(matching query: Query) -> [Document] {
         if let g = query.collectionGroup { return documents(inGroup: g) }
         return documents(in: query.path)
+    }
+    public func documents(matching query: Query, where keep: (Document) -> Bool) -> [Document] {
+        documents(matching: query).filter(keep)
     }
     public func touch(_ keys: [DocumentKey]) {}
     public var byteSize: Int64 { 0 }

@@ -475,6 +475,24 @@ final class SyncEngineTests: XCTestCase {
 
     // MARK: one-shot reads
 
+    /// A server read corrects what the cache had wrong (a document that stopped matching, one
+    /// deleted, one created elsewhere) and keeps the client's own writes in the result, without
+    /// running the query over the collection a second time.
+    func testServerGetCorrectsAStaleCacheAndKeepsLocalWrites() throws {
+        let (c1, c2) = twoClients()
+        defer { c1.close(); c2.close() }
+        XCTAssertNil(writeAndWait(c2, [setM("c/a", n(1)), setM("c/b", n(2)), setM("c/c", n(3))]))
+        let gt1 = try ordered("c").filter(.field(FieldFilter(field: fp("n"), op: .greaterThan, value: .int(1))))
+        XCTAssertEqual(ids(try c1.getDocuments(gt1)), ["b", "c"])
+        XCTAssertNil(writeAndWait(c2, [setM("c/b", n(0)), deleteM("c/c"), setM("c/e", n(5))]))
+        XCTAssertEqual(ids(try c1.getDocuments(gt1, source: .cache)), ["b", "c"])   // stale until asked
+        try c1.write([setM("c/x", n(9)), setM("c/a", n(7))])
+        let server = try c1.getDocuments(gt1)
+        XCTAssertEqual(ids(server), ["e", "a", "x"])
+        XCTAssertFalse(server.isFromCache)
+        XCTAssertEqual(ids(try c1.getDocuments(gt1, source: .cache)), ["e", "a", "x"])
+    }
+
     func testCountAndGetDocumentsBySource() throws {
         let (c1, c2) = twoClients()
         defer { c1.close(); c2.close() }

@@ -37,6 +37,30 @@ final class MemoryDocumentStoreTests: XCTestCase {
         XCTAssertEqual(s.get(key("c/a"))?.data["v"], .int(4))
     }
 
+    /// Removing from the middle moves the last entry into the hole: every other key must still
+    /// find its own document, and scans list each entry once.
+    func testRandomPutsAndRemovesKeepEveryKeyFindable() {
+        let s = MemoryDocumentStore()
+        var model: [String: Int64] = [:]
+        var rng = SystemRandomNumberGenerator()
+        for step in 0..<3_000 {
+            let k = "c/d\(Int.random(in: 0..<200, using: &rng))"
+            if Bool.random(using: &rng) {
+                s.put(doc(k, Int64(step)))
+                model[k] = Int64(step)
+            } else {
+                s.remove(key(k))
+                model[k] = nil
+            }
+        }
+        XCTAssertEqual(s.count, model.count)
+        for (k, v) in model { XCTAssertEqual(s.get(key(k))?.data["v"], .int(v), k) }
+        XCTAssertEqual(sortedKeys(s.documents(in: path("c"))), model.keys.sorted())
+        let even: (Document) -> Bool = { if case .int(let v)? = $0.data["v"] { return v % 2 == 0 } else { return false } }
+        XCTAssertEqual(sortedKeys(s.documents(matching: Query(collection: path("c")), where: even)),
+                       model.filter { $0.value % 2 == 0 }.keys.sorted())
+    }
+
     func testTombstonesAreEntries() {
         let s = MemoryDocumentStore()
         s.put(Document.missing(key("c/gone"), version: 9))

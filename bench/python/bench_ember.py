@@ -9,7 +9,12 @@
       p50/p99 us (target p50 <= 25 us)
   (c) bulk insert of 100,000 docs with WriteBatch (500 per batch), in memory; docs/s
       (target >= 300,000)
-  (d) equality query group == 42 over 100,000 docs returning 1,000 dicts; median of 20; ms
+  (c-durable) the same into a database file (persistence on), until every batch is acknowledged
+      (target >= 200,000, issue 5)
+  (d) equality query group == 42 over those 100,000 cached docs (source=CACHE) returning 1,000
+      dicts; median of 20; ms; without an index, then with one made by set_index_configuration
+      (targets 25 / 2.5 ms, issue 5)
+  (e) one durably acknowledged write: set() then wait_for_pending_writes() on the file; p50/p99 us
 
 Then it runs the peers' scripts that can run here (SQLite via stdlib/apsw and TinyDB, when their
 packages are importable by this Python or by $PEERS_VENVS/main) and prints everything side by
@@ -18,8 +23,10 @@ side. QUICK=1 makes every size 10x smaller. Prints one `RESULT {json}` line for 
 import json
 import math
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -33,6 +40,7 @@ N_B = 100 if QUICK else 500
 N_B_COLL = 10_000
 N_C = 10_000 if QUICK else 100_000
 N_D_REPS = 5 if QUICK else 20
+N_E = 50 if QUICK else 500
 WARMUP = 50
 STATES = ["CA", "NY", "TX", "WA", "FL", "IL", "OR", "NV", "AZ", "CO"]
 PEERS = Path(os.environ.get("PEERS_DIR", Path(__file__).resolve().parents[3] / "shared" / "peers"))
@@ -120,8 +128,8 @@ def bench_b(db):
     return r
 
 
-def bench_c(db):
-    coll = db.collection("bulk")
+def bench_c(db, name="bulk"):
+    coll = db.collection(name)
     docs = [make_doc(i) for i in range(N_C)]
     t0 = time.perf_counter()
     batch = db.batch()
@@ -135,21 +143,61 @@ def bench_c(db):
     db.wait_for_pending_writes()
     dt_acked = time.perf_counter() - t0
     return {"docs_per_s": round(N_C / dt), "docs_per_s_acknowledged": round(N_C / dt_acked),
-            "method": "WriteBatch, 500 set() per commit, applied locally (acknowledged figure waits for the backend)"}
+            "method": "WriteBatch, 500 set() per commit; docs_per_s: applied locally, acknowledged: every batch committed by the backend"}
 
 
-def bench_d(db):
-    q = db.collection("bulk").where(filter=ember.FieldFilter("group", "==", 42))
-    q.get()
+def bench_d(db, name="bulk"):
+    q = db.collection(name).where(filter=ember.FieldFilter("group", "==", 42))
+    q.get(source=ember.Source.CACHE)
     ts = []
     n = 0
     for _ in range(N_D_REPS):
         t0 = time.perf_counter()
-        rows = [d.to_dict() for d in q.get()]
+        rows = [d.to_dict() for d in q.get(source=ember.Source.CACHE)]
         ts.append((time.perf_counter() - t0) * 1e3)
         n = len(rows)
     ts.sort()
     return {"ms": round(ts[len(ts) // 2], 2), "rows": n}
+
+
+INDEX_CONFIG = json.dumps({"indexes": [{"collectionGroup": "bulk", "queryScope": "COLLECTION",
+                                        "fields": [{"fieldPath": "group", "order": "ASCENDING"}]}]})
+
+
+def bench_e(db):
+    ref = db.collection("acks").document("a")
+    out = []
+    for i in range(WARMUP + N_E):
+        t0 = perf_counter_ns()
+        ref.set(make_doc(0, i))
+        db.wait_for_pending_writes()
+        if i >= WARMUP:
+            out.append(perf_counter_ns() - t0)
+    return lat(out)
+
+
+def bench_durable(res):
+    tmp = tempfile.mkdtemp(prefix="ember-bench-")
+    try:
+        db = ember.Client(path=os.path.join(tmp, "bench.ember"))
+        print("(c-durable) bulk insert into a file", flush=True)
+        res["c_durable"] = bench_c(db)
+        print(f"    {res['c_durable']}", flush=True)
+        print("(d) equality query over the cached docs, no index", flush=True)
+        res["d_noindex"] = bench_d(db)
+        print(f"    {res['d_noindex']}", flush=True)
+        t0 = time.perf_counter()
+        db.set_index_configuration(INDEX_CONFIG)
+        res["d_index_build_s"] = round(time.perf_counter() - t0, 2)
+        print(f"(d) with an index (built in {res['d_index_build_s']} s)", flush=True)
+        res["d_index"] = bench_d(db)
+        print(f"    {res['d_index']}", flush=True)
+        print("(e) one durably acknowledged write", flush=True)
+        res["e"] = bench_e(db)
+        print(f"    {res['e']}", flush=True)
+        db.close()
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def run_peers():
@@ -179,6 +227,10 @@ def fmt_lat(r):
     return f"{r['p50_us']} / {r['p99_us']}" if r and "p50_us" in r else "n/a"
 
 
+def ms(r):
+    return r.get("median_ms", r.get("ms")) if isinstance(r, dict) else "n/a"
+
+
 def main():
     res = {"peer": "ember (python)", "quick": QUICK}
     db = ember.Client()
@@ -190,28 +242,29 @@ def main():
     print(f"    {res['b']}", flush=True)
     db.close()
     db = ember.Client()
-    print("(c) bulk insert", flush=True)
+    print("(c) bulk insert in memory", flush=True)
     res["c"] = bench_c(db)
     print(f"    {res['c']}", flush=True)
-    print("(d) equality query (no index control)", flush=True)
-    res["d"] = bench_d(db)
-    print(f"    {res['d']}", flush=True)
     db.close()
+    bench_durable(res)
     print("RESULT " + json.dumps(res), flush=True)
 
     peers = {} if os.environ.get("EMBER_BENCH_NO_PEERS") == "1" else run_peers()
     print()
-    print("| | (a) doc listener p50 / p99 us | (b) query listener p50 / p99 us | (c) bulk docs/s | (d) ms |")
+    print("| | (a) doc listener p50 / p99 us | (b) query listener p50 / p99 us | (c) bulk docs/s | (d) no index / index ms |")
     print("|---|---|---|---|---|")
-    print(f"| Ember (Python) | {fmt_lat(res['a'])} | {fmt_lat(res['b'])} | {res['c']['docs_per_s']:,} | {res['d']['ms']} |")
-    print("| target | 20 / 60 | 25 (p50) | 300,000 | - |")
+    print(f"| Ember, in memory | {fmt_lat(res['a'])} | {fmt_lat(res['b'])} | {res['c']['docs_per_s']:,} (acknowledged {res['c']['docs_per_s_acknowledged']:,}) | |")
+    print(f"| Ember, file (WAL, synchronous=NORMAL) | | | {res['c_durable']['docs_per_s_acknowledged']:,} acknowledged | {ms(res['d_noindex'])} / {ms(res['d_index'])} |")
+    print("| targets | 20 / 60 | 25 (p50) | 300,000 memory; 200,000 file | 25 / 2.5 |")
     for name, r in peers.items():
         if "skipped" in r or "failed" in r:
             print(f"| {name} | {r.get('skipped') or r.get('failed')} | | | |")
             continue
-        c = r.get("c_docs_per_s") or next((v.get("c_docs_per_s") for v in r.values() if isinstance(v, dict) and "c_docs_per_s" in v), "n/a")
-        d = r.get("d_no_index_ms") or next((v.get("d_no_index_ms") for v in r.values() if isinstance(v, dict) and "d_no_index_ms" in v), "n/a")
-        print(f"| {r.get('peer', name)} | {fmt_lat(r.get('a'))} | {fmt_lat(r.get('b'))} | {c} | {d} |")
+        c = r.get("c_docs_per_s", "n/a")
+        d = f"{ms(r.get('d_noindex'))} / {ms(r.get('d_index', 'n/a'))}"
+        print(f"| {r.get('peer', name)} | {fmt_lat(r.get('a'))} | {fmt_lat(r.get('b'))} | {c:,} | {d} |" if isinstance(c, int)
+              else f"| {r.get('peer', name)} | {fmt_lat(r.get('a'))} | {fmt_lat(r.get('b'))} | {c} | {d} |")
+    print(f"\n(e) one durably acknowledged write, p50 / p99 us: {fmt_lat(res['e'])} (report only)")
 
 
 if __name__ == "__main__":
