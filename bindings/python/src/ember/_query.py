@@ -301,6 +301,11 @@ class CollectionReference(Query):
             document_id = _ember.auto_id()
         elif not isinstance(document_id, str):
             raise InvalidArgumentError(f"document(document_id): expected a str, not {type(document_id).__name__}")
+        elif (document_id.isascii() and "/" not in document_id and document_id[:2] != "__"
+              and document_id not in ("", ".", "..") and len(self._cpath) + len(document_id) < 1_400):
+            # An ASCII id that cannot break a rule of ResourcePath.validateSegment below a valid,
+            # canonical collection path: no round trip through libember's path parser.
+            return c.DocumentReference(f"{self._cpath}/{document_id}", self._client)
         return c.DocumentReference(c._check_path(f"{self._cpath}/{document_id}", 2, "document(document_id)"), self._client)
 
     def add(self, document_data: Dict[str, Any], document_id: Optional[str] = None,
