@@ -34,7 +34,7 @@ test-swift: deps
 
 test-tsan: deps
 	$(SWIFT) build -j $(JOBS) --build-tests --sanitize=thread --scratch-path $(TSAN_PATH)
-	$(SWIFT) test --skip-build --sanitize=thread --scratch-path $(TSAN_PATH) --filter 'ConcurrencyTests|ListenerTokenTests|EventThreadTests'
+	$(SWIFT) test --skip-build --sanitize=thread --scratch-path $(TSAN_PATH) --filter 'ConcurrencyTests|ListenerTokenTests|EventThreadTests|EmberClientWriteTests'
 
 # Benchmarks (release build); prints each figure beside its target and the peers' numbers.
 bench: deps

@@ -21,6 +21,11 @@ public final class EmberClient: @unchecked Sendable {
     let persistence: Persistence
     private let stateLock = Lock()
     private var isClosed = false
+    /// Writes handed to the worker without waiting (memory cache only), under `stateLock`:
+    /// waiting now, and in all (for tests).
+    private var queuedWrites = 0
+    private var handedOverWrites = 0
+    var writesHandedOver: Int { stateLock.withLock { handedOverWrites } }
     /// Stores this client opened itself and closes with it (the durable file, see `init(options:)`).
     private var owned: [Persistence] = []
 
@@ -64,16 +69,48 @@ public final class EmberClient: @unchecked Sendable {
 
     // MARK: writes
 
-    /// Applies the mutations locally at once (listeners see them before this returns to the
-    /// caller's next event) and queues them for the backend. `completion` runs on the event
-    /// thread when the backend acknowledges (nil) or rejects the batch.
-    @discardableResult
-    public func write(_ mutations: [Mutation], completion: ((EmberError?) -> Void)? = nil) throws -> Int64 {
+    /// Applies the mutations locally and queues them for the backend; `completion` runs on the
+    /// event thread when the backend acknowledges (nil) or rejects the batch.
+    ///
+    /// With a durable cache the batch is in the on-disk queue when this returns (it survives a
+    /// crash from then on). With a memory cache, where nothing survives the process anyway, a
+    /// write made while earlier ones are still unacknowledged (a stream of writes) is handed to
+    /// the worker without waiting, as Firestore's SDKs do: the worker applies it before any later
+    /// call of this client (reads, listens and waits all go through the same serial worker), so
+    /// no caller can observe the difference, and the writer overlaps with the worker. A lone
+    /// write still runs at once on the caller's thread (handing it over would add a thread wake-up
+    /// to its latency). At most `maxQueuedWrites` wait on the worker (backpressure).
+    public func write(_ mutations: [Mutation], completion: ((EmberError?) -> Void)? = nil) throws {
         if mutations.count > MutationBatch.maxOperations {
             throw EmberError.invalidArgument("A batch holds at most \(MutationBatch.maxOperations) operations, this one has \(mutations.count).")
         }
-        return try onWorker { engine.write(mutations, completion: completion) }
+        guard !persistence.isDurable else {
+            _ = try onWorker { engine.write(mutations, completion: completion) }
+            return
+        }
+        // Handing over happens under `stateLock`, which `close()` takes to mark the client closed
+        // before it queues its own work on the worker: a write handed over is applied (and its
+        // completion delivered, with an error if the close came first) before the close runs.
+        let handedOver = try stateLock.withLock { () -> Bool in
+            if isClosed { throw EmberError(.failedPrecondition, "The database is closed.") }
+            guard queuedWrites < EmberClient.maxQueuedWrites,
+                  queuedWrites > 0 || engine.unacknowledged.load(ordering: .relaxed) >= EmberClient.streamingWrites
+            else { return false }
+            queuedWrites += 1
+            handedOverWrites += 1
+            worker.async { [self] in
+                stateLock.withLock { queuedWrites -= 1 }
+                _ = engine.write(mutations, completion: completion)
+            }
+            return true
+        }
+        if !handedOver { _ = try onWorker { engine.write(mutations, completion: completion) } }
     }
+
+    /// Unacknowledged writes from which further memory-cache writes no longer wait for the worker.
+    static let streamingWrites = 4
+    /// Memory-cache writes that may wait on the worker before a writer is made to wait.
+    static let maxQueuedWrites = 1_024
 
     /// Calls `completion` (event thread) once every write made so far is acknowledged or rejected.
     public func waitForPendingWrites(_ completion: @escaping (EmberError?) -> Void) throws {

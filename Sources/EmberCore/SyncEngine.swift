@@ -1,4 +1,5 @@
 import Dispatch
+import Synchronization
 import EmberModel
 import EmberStorage
 import EmberBackend
@@ -34,6 +35,9 @@ final class SyncEngine: BackendClient {
     /// Highest batch id handed to the backend; later batches wait for the network.
     private var sentUpTo: Int64 = 0
     private(set) var closed = false
+    /// Batches written through `write` and not yet acknowledged or rejected: changed on the
+    /// worker, read by writers on other threads (EmberClient.write) as a hint only.
+    let unacknowledged = Atomic<Int>(0)
 
     /// The LRU collector's settings and state (see SyncEngine+GarbageCollection.swift).
     let gc: GarbageCollectionSettings
@@ -69,6 +73,7 @@ final class SyncEngine: BackendClient {
     /// Applies a batch locally, raises its events, and sends it when the network is on.
     func write(_ mutations: [Mutation], completion: ((EmberError?) -> Void)?) -> Int64 {
         let (batch, keys) = local.write(mutations, localWriteTime: SyncEngine.now())
+        unacknowledged.add(1, ordering: .relaxed)
         if let c = completion { writeCallbacks[batch.batchId] = c }
         refresh(keys)
         emit()
@@ -96,6 +101,7 @@ final class SyncEngine: BackendClient {
     }
 
     private func completeBatch(_ batchId: Int64, error: EmberError?) {
+        if unacknowledged.load(ordering: .relaxed) > 0 { unacknowledged.subtract(1, ordering: .relaxed) }
         if let cb = writeCallbacks.removeValue(forKey: batchId) { events.post { cb(error) } }
         guard !pendingWaiters.isEmpty else { return }
         let lowestPending = local.lowestPendingBatchId ?? Int64.max

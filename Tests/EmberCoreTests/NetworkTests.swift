@@ -143,7 +143,7 @@ final class NetworkTests: XCTestCase {
         let plain = EventLog(), meta = EventLog()
         try c1.record(collection("c"), plain)
         try c1.record(collection("c"), meta, metadata: true)
-        c1.events.drain()
+        drainLocal(c1)
         XCTAssertEqual(plain.lines, ["[cache]"])
         XCTAssertEqual(meta.lines, ["[cache]"])
         try c1.enableNetwork()

@@ -43,7 +43,7 @@ final class SyncEngineTests: XCTestCase {
         try whileBackendHeld(client.backend) {
             try client.record(ordered("c"), plain)
             try client.record(ordered("c"), meta, metadata: true)
-            client.events.drain()   // no backend round trip: the cache answers at once
+            drainLocal(client)   // no backend round trip: the cache answers at once
             XCTAssertEqual(plain.lines, ["added a -1 0, added b -1 1 [cache]"])
             XCTAssertEqual(meta.lines, ["added a -1 0, added b -1 1 [cache]"])
         }
@@ -61,7 +61,7 @@ final class SyncEngineTests: XCTestCase {
         try c1.record(ordered("c"), first)
         settle(c1)
         try c1.record(ordered("c"), second)
-        c1.events.drain()
+        drainLocal(c1)
         XCTAssertEqual(second.lines, ["added a -1 0, added b -1 1 []"])
         settle(c1)
         XCTAssertEqual(first.lines, ["added a -1 0, added b -1 1 []"])
@@ -83,7 +83,7 @@ final class SyncEngineTests: XCTestCase {
             XCTAssertNil(err)
             eventsAtAck.value = meta.all.count
         }
-        client.events.drain()   // the local event is posted before write() returns
+        drainLocal(client)   // the local event comes before any backend round trip
         XCTAssertEqual(plain.lines, ["[]", "added a -1 0 [pending]"])
         XCTAssertEqual(Array(meta.lines.prefix(2)), ["[]", "added a -1 0 [pending]"])
         settle(client)
@@ -241,7 +241,7 @@ final class SyncEngineTests: XCTestCase {
         try client.record(try ordered("c").limit(2, type: .last), log)
         settle(client)
         try client.write([deleteM("c/e")])
-        client.events.drain()
+        drainLocal(client)
         XCTAssertEqual(log.lines, ["added d -1 0, added e -1 1 [cache]", "removed e 1 -1, added c -1 0 []"])
         settle(client)
         XCTAssertEqual(log.all.count, 2)
@@ -273,7 +273,7 @@ final class SyncEngineTests: XCTestCase {
         let plain = EventLog(), meta = EventLog()
         try client.record(collection("c"), plain, source: .cache)
         try client.record(collection("c"), meta, metadata: true, source: .cache)
-        client.events.drain()   // no backend round trip needed
+        drainLocal(client)   // no backend round trip needed
         XCTAssertEqual(plain.lines, ["[cache]"])
         XCTAssertEqual(meta.lines, ["[cache]"])
         try client.write([setM("c/a", n(1))])
@@ -283,7 +283,7 @@ final class SyncEngineTests: XCTestCase {
         // A later cache listener gets the cached document at once.
         let later = EventLog()
         try client.record(collection("c"), later, source: .cache)
-        client.events.drain()
+        drainLocal(client)
         XCTAssertEqual(later.lines, ["added a -1 0 [cache]"])
         meta.assertConsistent(includeMetadata: true)
     }
@@ -422,7 +422,7 @@ final class SyncEngineTests: XCTestCase {
         defer { client.close() }
         let order = Box<[String]>([])
         try client.waitForPendingWrites { e in XCTAssertNil(e); order.mutate { $0.append("none pending") } }
-        client.events.drain()
+        drainLocal(client)
         XCTAssertEqual(order.value, ["none pending"])
         for i in 1...3 { try client.write([setM("c/\(i)", n(Int64(i)))]) { _ in order.mutate { $0.append("w\(i)") } } }
         try client.waitForPendingWrites { e in XCTAssertNil(e); order.mutate { $0.append("all") } }

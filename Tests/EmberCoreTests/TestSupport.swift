@@ -82,6 +82,14 @@ func settle(_ clients: EmberClient...) {
     }
 }
 
+/// Runs every callback the client's calls so far lead to without a backend round trip: the
+/// worker finishes what it was handed (a memory-cache write is applied there after `write`
+/// returns), then the event thread runs what that posted.
+func drainLocal(_ client: EmberClient) {
+    _ = client.isNetworkEnabled   // a worker round trip
+    client.events.drain()
+}
+
 /// Runs `body` while the backend's queue is blocked, so nothing the backend sends can arrive
 /// meanwhile (for example to attach two listeners before the first listen result). `body` must not
 /// wait for the backend.
