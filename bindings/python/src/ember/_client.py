@@ -390,7 +390,9 @@ class WriteBatch:
     def set(self, reference: DocumentReference, document_data: Dict[str, Any],
             merge: Union[bool, Sequence[str]] = False) -> "WriteBatch":
         self._b.set(reference._path, document_data, merge)
-        self._count()
+        self._n += 1   # _count() inlined: set() is the bulk-loading path
+        if self._auto and self._n >= 500:
+            self._results.append(self._commit_now())
         return self
 
     def update(self, reference: DocumentReference, field_updates: Dict[str, Any], option: Any = None) -> "WriteBatch":
