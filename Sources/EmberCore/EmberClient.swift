@@ -74,7 +74,8 @@ public final class EmberClient: @unchecked Sendable {
     ///
     /// With a durable cache the batch is in the on-disk queue when this returns (it survives a
     /// crash from then on). With a memory cache, where nothing survives the process anyway, a
-    /// write made while earlier ones are still unacknowledged (a stream of writes) is handed to
+    /// write made while four earlier ones sent to the backend are still unacknowledged (a stream
+    /// of writes; writes made offline are not sent, so they never count) is handed to
     /// the worker without waiting, as Firestore's SDKs do: the worker applies it before any later
     /// call of this client (reads, listens and waits all go through the same serial worker), so
     /// no caller can observe the difference, and the writer overlaps with the worker. A lone

@@ -35,8 +35,9 @@ final class SyncEngine: BackendClient {
     /// Highest batch id handed to the backend; later batches wait for the network.
     private var sentUpTo: Int64 = 0
     private(set) var closed = false
-    /// Batches written through `write` and not yet acknowledged or rejected: changed on the
-    /// worker, read by writers on other threads (EmberClient.write) as a hint only.
+    /// Batches sent to the backend and not yet acknowledged or rejected (writes made offline are
+    /// not sent, so not counted): changed on the worker, read by writers on other threads
+    /// (EmberClient.write) as a hint only.
     let unacknowledged = Atomic<Int>(0)
 
     /// The LRU collector's settings and state (see SyncEngine+GarbageCollection.swift).
@@ -73,12 +74,12 @@ final class SyncEngine: BackendClient {
     /// Applies a batch locally, raises its events, and sends it when the network is on.
     func write(_ mutations: [Mutation], completion: ((EmberError?) -> Void)?) -> Int64 {
         let (batch, keys) = local.write(mutations, localWriteTime: SyncEngine.now())
-        unacknowledged.add(1, ordering: .relaxed)
         if let c = completion { writeCallbacks[batch.batchId] = c }
         refresh(keys)
         emit()
         if networkEnabled {
             connection.commit(batch)
+            unacknowledged.add(1, ordering: .relaxed)
             sentUpTo = batch.batchId
         }
         return batch.batchId
@@ -88,6 +89,7 @@ final class SyncEngine: BackendClient {
         guard networkEnabled else { return }
         for b in local.pendingBatches where b.batchId > sentUpTo {
             connection.commit(b)
+            unacknowledged.add(1, ordering: .relaxed)
             sentUpTo = b.batchId
         }
     }

@@ -37,24 +37,36 @@ final class EmberClientWriteTests: XCTestCase {
     func testClosingDuringAStreamCompletesEveryWriteOnce() throws {
         for _ in 0..<5 {
             let client = EmberClient()
-            try client.disableNetwork()   // nothing is acknowledged: every write stays queued
             let completed = Locked<Int>(0)
             var made = 0
-            for i in 0..<2_000 {
-                do {
-                    try client.write([setM("c/\(i % 50)", n(Int64(i)))]) { _ in completed.withLock { $0 += 1 } }
-                    made += 1
-                } catch {
-                    XCTAssertEqual((error as? EmberError)?.code, .failedPrecondition)
+            // The backend holds every commit: nothing is acknowledged, so the stream is handed over.
+            whileBackendHeld(client.backend) {
+                for i in 0..<2_000 {
+                    do {
+                        try client.write([setM("c/\(i % 50)", n(Int64(i)))]) { _ in completed.withLock { $0 += 1 } }
+                        made += 1
+                    } catch {
+                        XCTAssertEqual((error as? EmberError)?.code, .failedPrecondition)
+                    }
+                    if i == 1_500 { DispatchQueue.global().async { client.close() } }
                 }
-                if i == 1_500 { DispatchQueue.global().async { client.close() } }
+                XCTAssertGreaterThan(client.writesHandedOver, 0)
+                client.close()
             }
-            XCTAssertGreaterThan(client.writesHandedOver, 0)
-            client.close()
             let deadline = Date().addingTimeInterval(10)
             while completed.withLock({ $0 }) < made && Date() < deadline { usleep(1_000) }
             XCTAssertEqual(completed.withLock { $0 }, made, "a write's completion never ran (or ran twice)")
         }
+    }
+
+    /// Offline writes are never sent, so they never make a stream: each is applied before
+    /// write() returns, as a lone write is (no thread wake-up in an offline app's latency).
+    func testOfflineWritesAreAppliedBeforeWriteReturns() throws {
+        let client = EmberClient()
+        defer { client.close() }
+        try client.disableNetwork()
+        for i in 0..<200 { try client.write([setM("c/\(i)", n(Int64(i)))]) }
+        XCTAssertEqual(client.writesHandedOver, 0)
     }
 }
 
