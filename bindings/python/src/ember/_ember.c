@@ -1185,7 +1185,29 @@ static PyObject *Db_batch(DbObject *self, PyObject *u) {
     return (PyObject *)o;
 }
 
-static PyObject *Batch_set(BatchObject *self, PyObject *a, PyObject *k) { return write_entry(T_BATCH, self->b, W_SET, a, k); }
+/* set(path, data, merge=False): the bulk-loading path, so positional calls skip the keyword
+ * parser (METH_FASTCALL); a call with keywords takes the general one. */
+static PyObject *Batch_set(BatchObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
+    if (!kwnames && (nargs == 2 || nargs == 3)) {
+        PyObject *merge = nargs == 3 ? args[2] : Py_False;
+        int m = merge == Py_True ? 1 : (merge == Py_False || merge == Py_None) ? 0 : 2;
+        return do_write(T_BATCH, self->b, m ? W_MERGE : W_SET, args[0], args[1], m == 1 ? Py_True : merge);
+    }
+    PyObject *tuple = PyTuple_New(nargs);
+    if (!tuple) return NULL;
+    for (Py_ssize_t i = 0; i < nargs; i++) { Py_INCREF(args[i]); PyTuple_SET_ITEM(tuple, i, args[i]); }
+    PyObject *kw = NULL;
+    if (kwnames) {
+        if (!(kw = PyDict_New())) { Py_DECREF(tuple); return NULL; }
+        for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(kwnames); i++) {
+            if (PyDict_SetItem(kw, PyTuple_GET_ITEM(kwnames, i), args[nargs + i]) < 0) { Py_DECREF(tuple); Py_DECREF(kw); return NULL; }
+        }
+    }
+    PyObject *r = write_entry(T_BATCH, self->b, W_SET, tuple, kw);
+    Py_DECREF(tuple);
+    Py_XDECREF(kw);
+    return r;
+}
 static PyObject *Batch_update(BatchObject *self, PyObject *a, PyObject *k) { return write_entry(T_BATCH, self->b, W_UPDATE, a, k); }
 static PyObject *Batch_delete(BatchObject *self, PyObject *a, PyObject *k) { return write_entry(T_BATCH, self->b, W_DELETE, a, k); }
 
@@ -1202,7 +1224,7 @@ static PyObject *Batch_commit(BatchObject *self, PyObject *u) {
 }
 
 static PyMethodDef Batch_methods[] = {
-    {"set", (PyCFunction)Batch_set, METH_VARARGS | METH_KEYWORDS, NULL},
+    {"set", (PyCFunction)(void (*)(void))Batch_set, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"update", (PyCFunction)Batch_update, METH_VARARGS | METH_KEYWORDS, NULL},
     {"delete", (PyCFunction)Batch_delete, METH_VARARGS | METH_KEYWORDS, NULL},
     {"commit", (PyCFunction)Batch_commit, METH_NOARGS, NULL},
