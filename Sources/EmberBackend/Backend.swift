@@ -158,8 +158,7 @@ public final class Backend: @unchecked Sendable {
             return []
         }
         let order = query.normalizedOrderBy
-        if query.collectionGroup != nil { return store.documents(matching: query) { query.matches($0, orderBy: order) } }
-        return store.documents(matching: query) { query.matchesContent($0, orderBy: order) }
+        return store.documents(matching: query) { query.matchesListed($0, orderBy: order) }
     }
 
     /// The query's result with its limit applied, in query order.

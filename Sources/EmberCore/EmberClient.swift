@@ -85,14 +85,17 @@ public final class EmberClient: @unchecked Sendable {
         if mutations.count > MutationBatch.maxOperations {
             throw EmberError.invalidArgument("A batch holds at most \(MutationBatch.maxOperations) operations, this one has \(mutations.count).")
         }
-        guard !persistence.isDurable else {
-            _ = try onWorker { engine.write(mutations, completion: completion) }
-            return
-        }
-        // Handing over happens under `stateLock`, which `close()` takes to mark the client closed
-        // before it queues its own work on the worker: a write handed over is applied (and its
-        // completion delivered, with an error if the close came first) before the close runs.
-        let handedOver = try stateLock.withLock { () -> Bool in
+        if !persistence.isDurable, try handOver(mutations, completion: completion) { return }
+        _ = try onWorker { engine.write(mutations, completion: completion) }
+    }
+
+    /// Queues a memory-cache write on the worker without waiting when a stream of writes is
+    /// under way (see `write`); false when the caller should apply it itself.
+    /// Handing over happens under `stateLock`, which `close()` takes to mark the client closed
+    /// before it queues its own work on the worker: a write handed over is applied (and its
+    /// completion delivered, with an error if the close came first) before the close runs.
+    private func handOver(_ mutations: [Mutation], completion: ((EmberError?) -> Void)?) throws -> Bool {
+        try stateLock.withLock {
             if isClosed { throw EmberError(.failedPrecondition, "The database is closed.") }
             guard queuedWrites < EmberClient.maxQueuedWrites,
                   queuedWrites > 0 || engine.unacknowledged.load(ordering: .relaxed) >= EmberClient.streamingWrites
@@ -105,7 +108,6 @@ public final class EmberClient: @unchecked Sendable {
             }
             return true
         }
-        if !handedOver { _ = try onWorker { engine.write(mutations, completion: completion) } }
     }
 
     /// Unacknowledged writes from which further memory-cache writes no longer wait for the worker.

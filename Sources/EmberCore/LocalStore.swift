@@ -249,12 +249,8 @@ final class LocalStore {
                 if let d = overlays[k], query.matches(d, orderBy: order) { out.append(d) }
             }
         }
-        // The store lists only documents at the query's path; a group query still checks it
-        // (a group holds every collection with that id, compared by UTF-8 bytes).
-        let grouped = query.collectionGroup != nil
         out += remote.documents(matching: query) { d in
-            (seen.isEmpty || !seen.contains(d.key))
-                && (grouped ? query.matches(d, orderBy: order) : query.matchesContent(d, orderBy: order))
+            (seen.isEmpty || !seen.contains(d.key)) && query.matchesListed(d, orderBy: order)
         }
         return out
     }

@@ -46,8 +46,15 @@ extension Query {
         return matchesContent(doc, orderBy: orderBy)
     }
 
-    /// `matches` for a document already known to be at this query's path (a collection or
-    /// group scan): filters, order-by fields present, and cursors.
+    /// `matches` for a document a store listed for this query: a collection's listing holds
+    /// only documents at its path, so the path check is skipped; a group's is still checked (a
+    /// group holds every collection with that id, compared by UTF-8 bytes).
+    public func matchesListed(_ doc: Document, orderBy: [OrderBy]? = nil) -> Bool {
+        collectionGroup == nil ? matchesContent(doc, orderBy: orderBy) : matches(doc, orderBy: orderBy)
+    }
+
+    /// `matches` for a document already known to be at this query's path: filters, order-by
+    /// fields present, and cursors.
     public func matchesContent(_ doc: Document, orderBy: [OrderBy]? = nil) -> Bool {
         guard doc.exists else { return false }
         for f in filters where !f.matches(doc) { return false }

@@ -176,25 +176,24 @@ def bench_e(db):
     return lat(out)
 
 
+def step(res, key, label, fn, *args):
+    """Runs one measurement, printing its label and then its result, kept as res[key]."""
+    print(label, flush=True)
+    res[key] = fn(*args)
+    print(f"    {res[key]}", flush=True)
+
+
 def bench_durable(res):
     tmp = tempfile.mkdtemp(prefix="ember-bench-")
     try:
         db = ember.Client(path=os.path.join(tmp, "bench.ember"))
-        print("(c-durable) bulk insert into a file", flush=True)
-        res["c_durable"] = bench_c(db)
-        print(f"    {res['c_durable']}", flush=True)
-        print("(d) equality query over the cached docs, no index", flush=True)
-        res["d_noindex"] = bench_d(db)
-        print(f"    {res['d_noindex']}", flush=True)
+        step(res, "c_durable", "(c-durable) bulk insert into a file", bench_c, db)
+        step(res, "d_noindex", "(d) equality query over the cached docs, no index", bench_d, db)
         t0 = time.perf_counter()
         db.set_index_configuration(INDEX_CONFIG)
         res["d_index_build_s"] = round(time.perf_counter() - t0, 2)
-        print(f"(d) with an index (built in {res['d_index_build_s']} s)", flush=True)
-        res["d_index"] = bench_d(db)
-        print(f"    {res['d_index']}", flush=True)
-        print("(e) one durably acknowledged write", flush=True)
-        res["e"] = bench_e(db)
-        print(f"    {res['e']}", flush=True)
+        step(res, "d_index", f"(d) with an index (built in {res['d_index_build_s']} s)", bench_d, db)
+        step(res, "e", "(e) one durably acknowledged write", bench_e, db)
         db.close()
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -234,17 +233,11 @@ def ms(r):
 def main():
     res = {"peer": "ember (python)", "quick": QUICK}
     db = ember.Client()
-    print("(a) document listener", flush=True)
-    res["a"] = bench_a(db)
-    print(f"    {res['a']}", flush=True)
-    print("(b) query listener", flush=True)
-    res["b"] = bench_b(db)
-    print(f"    {res['b']}", flush=True)
+    step(res, "a", "(a) document listener", bench_a, db)
+    step(res, "b", "(b) query listener", bench_b, db)
     db.close()
     db = ember.Client()
-    print("(c) bulk insert in memory", flush=True)
-    res["c"] = bench_c(db)
-    print(f"    {res['c']}", flush=True)
+    step(res, "c", "(c) bulk insert in memory", bench_c, db)
     db.close()
     bench_durable(res)
     print("RESULT " + json.dumps(res), flush=True)

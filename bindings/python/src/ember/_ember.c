@@ -437,6 +437,15 @@ static int parse_write(PyObject *args, PyObject *kw, wkind kind, PyObject **path
     static char *kw_del[] = {"path", NULL};
     *data = NULL;
     *merge = Py_False;
+    /* Positional calls (bulk loading makes one per document) skip the keyword parser. */
+    Py_ssize_t n = PyTuple_GET_SIZE(args);
+    Py_ssize_t min = kind == W_DELETE ? 1 : 2, max = kind == W_SET ? 3 : min;
+    if (!kw && n >= min && n <= max) {
+        *path = PyTuple_GET_ITEM(args, 0);
+        if (n > 1) *data = PyTuple_GET_ITEM(args, 1);
+        if (n > 2) *merge = PyTuple_GET_ITEM(args, 2);
+        return 1;
+    }
     if (kind == W_SET) return PyArg_ParseTupleAndKeywords(args, kw, "OO|O", kw_set, path, data, merge);
     if (kind == W_UPDATE) return PyArg_ParseTupleAndKeywords(args, kw, "OO", kw_upd, path, data);
     return PyArg_ParseTupleAndKeywords(args, kw, "O", kw_del, path);
@@ -1185,29 +1194,7 @@ static PyObject *Db_batch(DbObject *self, PyObject *u) {
     return (PyObject *)o;
 }
 
-/* set(path, data, merge=False): the bulk-loading path, so positional calls skip the keyword
- * parser (METH_FASTCALL); a call with keywords takes the general one. */
-static PyObject *Batch_set(BatchObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
-    if (!kwnames && (nargs == 2 || nargs == 3)) {
-        PyObject *merge = nargs == 3 ? args[2] : Py_False;
-        int m = merge == Py_True ? 1 : (merge == Py_False || merge == Py_None) ? 0 : 2;
-        return do_write(T_BATCH, self->b, m ? W_MERGE : W_SET, args[0], args[1], m == 1 ? Py_True : merge);
-    }
-    PyObject *tuple = PyTuple_New(nargs);
-    if (!tuple) return NULL;
-    for (Py_ssize_t i = 0; i < nargs; i++) { Py_INCREF(args[i]); PyTuple_SET_ITEM(tuple, i, args[i]); }
-    PyObject *kw = NULL;
-    if (kwnames) {
-        if (!(kw = PyDict_New())) { Py_DECREF(tuple); return NULL; }
-        for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(kwnames); i++) {
-            if (PyDict_SetItem(kw, PyTuple_GET_ITEM(kwnames, i), args[nargs + i]) < 0) { Py_DECREF(tuple); Py_DECREF(kw); return NULL; }
-        }
-    }
-    PyObject *r = write_entry(T_BATCH, self->b, W_SET, tuple, kw);
-    Py_DECREF(tuple);
-    Py_XDECREF(kw);
-    return r;
-}
+static PyObject *Batch_set(BatchObject *self, PyObject *a, PyObject *k) { return write_entry(T_BATCH, self->b, W_SET, a, k); }
 static PyObject *Batch_update(BatchObject *self, PyObject *a, PyObject *k) { return write_entry(T_BATCH, self->b, W_UPDATE, a, k); }
 static PyObject *Batch_delete(BatchObject *self, PyObject *a, PyObject *k) { return write_entry(T_BATCH, self->b, W_DELETE, a, k); }
 
@@ -1224,7 +1211,7 @@ static PyObject *Batch_commit(BatchObject *self, PyObject *u) {
 }
 
 static PyMethodDef Batch_methods[] = {
-    {"set", (PyCFunction)(void (*)(void))Batch_set, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"set", (PyCFunction)Batch_set, METH_VARARGS | METH_KEYWORDS, NULL},
     {"update", (PyCFunction)Batch_update, METH_VARARGS | METH_KEYWORDS, NULL},
     {"delete", (PyCFunction)Batch_delete, METH_VARARGS | METH_KEYWORDS, NULL},
     {"commit", (PyCFunction)Batch_commit, METH_NOARGS, NULL},
