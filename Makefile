@@ -31,6 +31,13 @@ test: test-swift test-tsan test-c
 test-swift: deps
 	$(SWIFT) build -j $(JOBS) --build-tests
 	$(SWIFT) test --skip-build
+	$(MAKE) --no-print-directory test-hygiene
+
+# The test of the test runner: the Firestore emulator a test process starts is gone however the
+# process ends (normal end, failed assertion, SIGKILL, SIGKILL without being reaped).
+.PHONY: test-hygiene
+test-hygiene:
+	$(PYTHON) Tests/scripts/emulator_hygiene.py .build
 
 test-tsan: deps
 	$(SWIFT) build -j $(JOBS) --build-tests --sanitize=thread --scratch-path $(TSAN_PATH)

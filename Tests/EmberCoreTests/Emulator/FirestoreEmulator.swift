@@ -25,6 +25,8 @@ final class FirestoreEmulator: @unchecked Sendable {
     /// gcloud, the leader of its own process group (bash and java inherit the group).
     let pid: pid_t
     let watchdogPid: pid_t
+    /// The write end of the watchdog's pipe: closing it (or dying) tells the watchdog to stop the group.
+    private let watchdogPipe: Int32
     let logPath: String
     private let lock = NSLock()
     private var stopped = false
@@ -32,10 +34,11 @@ final class FirestoreEmulator: @unchecked Sendable {
 
     var baseURL: String { "http://127.0.0.1:\(port)" }
 
-    private init(port: Int, pid: pid_t, watchdogPid: pid_t, logPath: String) {
+    private init(port: Int, pid: pid_t, watchdogPid: pid_t, watchdogPipe: Int32, logPath: String) {
         self.port = port
         self.pid = pid
         self.watchdogPid = watchdogPid
+        self.watchdogPipe = watchdogPipe
         self.logPath = logPath
         let config = URLSessionConfiguration.ephemeral
         config.timeoutIntervalForRequest = 30
@@ -76,20 +79,38 @@ final class FirestoreEmulator: @unchecked Sendable {
         var env = ProcessInfo.processInfo.environment
         env["CLOUDSDK_CORE_DISABLE_PROMPTS"] = "1"
         env["CLOUDSDK_COMPONENT_MANAGER_DISABLE_UPDATE_CHECK"] = "1"
-        let pid = try spawn(gcloud, ["gcloud", "beta", "emulators", "firestore", "start",
-                                     "--host-port=127.0.0.1:\(port)", "--project=\(project)"],
-                            env: env, logPath: logPath)
-        // Stops the emulator's group if this process dies without calling stop().
-        let script = "while kill -0 \(getpid()) 2>/dev/null; do sleep 1; done; kill -TERM -\(pid) 2>/dev/null; "
-            + "for i in 1 2 3 4 5; do kill -0 -\(pid) 2>/dev/null || exit 0; sleep 1; done; kill -KILL -\(pid) 2>/dev/null"
+        // The watchdog starts first and holds the read end of a pipe whose only write end this
+        // process keeps (close-on-exec, so no child inherits it). It reads the emulator's process
+        // group, then waits for end of file: that comes when this process closes the pipe in stop()
+        // or dies in any way (normal exit, failed assertion, trap, SIGKILL). It then stops the group.
+        var fds: [Int32] = [-1, -1]
+        guard pipe(&fds) == 0 else { throw Failure("pipe() failed: errno \(errno)") }
+        _ = fcntl(fds[1], F_SETFD, FD_CLOEXEC)
+        _ = fcntl(fds[0], F_SETFD, FD_CLOEXEC)
+        let script = "read pg || exit 0; case $pg in ''|*[!0-9]*) exit 0;; esac; "
+            + "while read line; do :; done; kill -TERM -$pg 2>/dev/null; "
+            + "for i in 1 2 3 4 5 6 7 8 9 10; do kill -0 -$pg 2>/dev/null || exit 0; sleep 1; done; kill -KILL -$pg 2>/dev/null"
         let watchdog: pid_t
         do {
-            watchdog = try spawn("/bin/sh", ["sh", "-c", script], env: env, logPath: "/dev/null")
+            watchdog = try spawn("/bin/sh", ["sh", "-c", script], env: env, logPath: "/dev/null", stdinFD: fds[0])
         } catch {
-            terminateGroup(pid, grace: 10)
+            close(fds[0]); close(fds[1])
             throw error
         }
-        let emu = FirestoreEmulator(port: port, pid: pid, watchdogPid: watchdog, logPath: logPath)
+        close(fds[0])
+        let pid: pid_t
+        do {
+            pid = try spawn(gcloud, ["gcloud", "beta", "emulators", "firestore", "start",
+                                     "--host-port=127.0.0.1:\(port)", "--project=\(project)"],
+                            env: env, logPath: logPath)
+        } catch {
+            close(fds[1])
+            terminateGroup(watchdog, grace: 2)
+            throw error
+        }
+        let line = "\(pid)\n"
+        _ = line.withCString { write(fds[1], $0, strlen($0)) }
+        let emu = FirestoreEmulator(port: port, pid: pid, watchdogPid: watchdog, watchdogPipe: fds[1], logPath: logPath)
         let deadline = Date().addingTimeInterval(timeout)
         while Date() < deadline {
             if let (status, body) = try? emu.http("GET", "/", body: nil, timeout: 2), status == 200, body.hasPrefix("Ok") {
@@ -129,12 +150,18 @@ final class FirestoreEmulator: @unchecked Sendable {
         return Int(UInt16(bigEndian: addr.sin_port))
     }
 
-    /// posix_spawn in a new process group (pgid == pid), stdin from /dev/null, stdout and stderr to `logPath`.
-    private static func spawn(_ path: String, _ args: [String], env: [String: String], logPath: String) throws -> pid_t {
+    /// posix_spawn in a new process group (pgid == pid), stdin from `stdinFD` or /dev/null, stdout
+    /// and stderr to `logPath`.
+    private static func spawn(_ path: String, _ args: [String], env: [String: String], logPath: String,
+                              stdinFD: Int32? = nil) throws -> pid_t {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        if let fd = stdinFD {
+            posix_spawn_file_actions_adddup2(&actions, fd, 0)
+        } else {
+            posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        }
         posix_spawn_file_actions_addopen(&actions, 1, logPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
         posix_spawn_file_actions_adddup2(&actions, 1, 2)
         var attr = posix_spawnattr_t()
@@ -168,6 +195,7 @@ final class FirestoreEmulator: @unchecked Sendable {
         lock.unlock()
         guard first else { return }
         session.invalidateAndCancel()
+        close(watchdogPipe)
         FirestoreEmulator.terminateGroup(pid, grace: 10)
         FirestoreEmulator.terminateGroup(watchdogPid, grace: 2)
     }
