@@ -109,19 +109,26 @@ public final class Backend: @unchecked Sendable {
         } catch {
             return .failure(EmberError(.internal, "\(error)"))
         }
-        persistence.runTransaction("backend commit") {
-            for (i, key) in order.enumerated() {
-                guard let doc = after[i] else { continue }
-                if doc.exists { store.put(doc) } else { store.remove(key) }
-            }
-            if persistence.isDurable {
-                persistence.setMetadata(PersistenceKey.backendVersion, version)
-                if origin.sharesPersistence, let b = batchId {
-                    appliedBatch = b
-                    persistence.setMetadata(PersistenceKey.backendAppliedBatch, b)
+        // The batch is committed only when its transaction is in the file: a storage error (full
+        // disk, I/O error, read-only file) refuses the whole batch, like any other refusal, and
+        // nothing of it is applied or announced.
+        do {
+            try persistence.runTransaction("backend commit") {
+                for (i, key) in order.enumerated() {
+                    guard let doc = after[i] else { continue }
+                    if doc.exists { store.put(doc) } else { store.remove(key) }
+                }
+                if persistence.isDurable {
+                    persistence.setMetadata(PersistenceKey.backendVersion, version)
+                    if origin.sharesPersistence, let b = batchId {
+                        persistence.setMetadata(PersistenceKey.backendAppliedBatch, b)
+                    }
                 }
             }
+        } catch {
+            return .failure(EmberError.storage(error))
         }
+        if origin.sharesPersistence, let b = batchId, persistence.isDurable { appliedBatch = b }
         var outgoing: [Int: [DocumentKey: Document]] = [:]
         if batchId != nil { outgoing[origin.id] = [:] }
         for (i, key) in order.enumerated() {

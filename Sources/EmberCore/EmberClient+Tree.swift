@@ -13,7 +13,7 @@ extension EmberClient {
     /// not overlap). `completion` runs on the event thread when the backend acknowledges.
     public func treeWrite(_ ops: [TreeWriteOp], completion: ((EmberError?) -> Void)? = nil) throws {
         try TreeLimits.validate(ops)
-        try onWorkerPublic { _ = treeEngine.write(ops, completion: completion) }
+        try onWorkerPublic { _ = try treeEngine.write(ops, completion: completion) }
     }
 
     /// Starts an observer of `type` at `path` through `query`. Returns its handle and token.

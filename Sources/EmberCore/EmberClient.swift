@@ -86,7 +86,7 @@ public final class EmberClient: @unchecked Sendable {
             throw EmberError.invalidArgument("A batch holds at most \(MutationBatch.maxOperations) operations, this one has \(mutations.count).")
         }
         if !persistence.isDurable, try handOver(mutations, completion: completion) { return }
-        _ = try onWorker { engine.write(mutations, completion: completion) }
+        _ = try onWorker { try engine.write(mutations, completion: completion) }
     }
 
     /// Queues a memory-cache write on the worker without waiting when a stream of writes is
@@ -104,7 +104,11 @@ public final class EmberClient: @unchecked Sendable {
             handedOverWrites += 1
             worker.async { [self] in
                 stateLock.withLock { queuedWrites -= 1 }
-                _ = engine.write(mutations, completion: completion)
+                do { _ = try engine.write(mutations, completion: completion) } catch {
+                    // Memory caches only (never a durable queue): cannot fail to store.
+                    let e = EmberError.storage(error)
+                    if let c = completion { events.post { c(e) } }
+                }
             }
             return true
         }

@@ -77,6 +77,8 @@ final class LocalStore {
     private var overlays: [DocumentKey: Document] = [:]
     private var overlaysByCollection: [ParentKey: Set<DocumentKey>] = [:]
     private var nextBatchId: Int64
+    /// Batches dropped from memory whose removal from a durable queue could not be stored yet.
+    private var unstoredRemovals: [Int64] = []
 
     init(persistence: Persistence) {
         self.persistence = persistence
@@ -106,11 +108,21 @@ final class LocalStore {
 
     // MARK: writes
 
-    /// Queues a batch and applies it locally. Returns the batch and the keys it touched.
-    func write(_ mutations: [Mutation], localWriteTime: Int64) -> (MutationBatch, [DocumentKey]) {
+    /// Queues a batch and applies it locally. Returns the batch and the keys it touched. Throws,
+    /// applying nothing, when a durable queue cannot store it (full disk, I/O error, read-only
+    /// file): a write is either in the file when this returns or refused.
+    func write(_ mutations: [Mutation], localWriteTime: Int64) throws -> (MutationBatch, [DocumentKey]) {
         let batch = MutationBatch(batchId: nextBatchId, localWriteTime: localWriteTime, mutations: mutations)
+        do {
+            try persistence.runTransaction("write") {
+                persistence.mutationQueue.add(batch)
+                for id in unstoredRemovals { persistence.mutationQueue.remove(batchId: id) }
+            }
+        } catch {
+            throw EmberError.storage(error)
+        }
+        unstoredRemovals.removeAll()
         nextBatchId += 1
-        persistence.runTransaction("write") { persistence.mutationQueue.add(batch) }
         let pb = track(batch)
         for key in pb.keys { applyNewestBatch(pb, to: key) }
         return (batch, pb.keys)
@@ -138,10 +150,44 @@ final class LocalStore {
         return pb
     }
 
-    /// Drops a batch (acknowledged or rejected). Returns the keys whose local view may change.
+    /// Drops a rejected batch. Returns the keys whose local view may change. When its removal
+    /// from a durable queue cannot be stored, it is removed with the next write that can be.
     func removeBatch(_ batchId: Int64) -> [DocumentKey] {
+        guard pending[batchId] != nil else { return [] }
+        do {
+            try persistence.runTransaction("remove batch") { persistence.mutationQueue.remove(batchId: batchId) }
+        } catch {
+            unstoredRemovals.append(batchId)
+        }
+        return forgetBatch(batchId)
+    }
+
+    /// The backend's acknowledgement: the committed documents enter the cache and the batch
+    /// leaves the queue, in one transaction. Returns the keys whose local view may change, or nil
+    /// when the transaction could not be stored: then nothing changes (the batch stays pending,
+    /// its overlay showing the write, which the backend holds) and the caller tries again later.
+    func acknowledge(_ docs: [Document], batchId: Int64?) -> [DocumentKey]? {
+        var changed: [DocumentKey] = []
+        do {
+            try persistence.runTransaction("acknowledge") {
+                changed = []
+                for d in docs where remote.putIfNewer(d) { changed.append(d.key) }
+                if let b = batchId, pending[b] != nil { persistence.mutationQueue.remove(batchId: b) }
+                for id in unstoredRemovals { persistence.mutationQueue.remove(batchId: id) }
+            }
+        } catch {
+            return nil
+        }
+        unstoredRemovals.removeAll()
+        var keys = recomputeChanged(changed, acknowledging: batchId)
+        if let b = batchId { keys += forgetBatch(b) }
+        return keys
+    }
+
+    /// Drops batch `batchId` from memory (the queue in storage is the caller's). Returns the keys
+    /// whose local view may change.
+    private func forgetBatch(_ batchId: Int64) -> [DocumentKey] {
         guard let pb = pending.removeValue(forKey: batchId) else { return [] }
-        persistence.runTransaction("remove batch") { persistence.mutationQueue.remove(batchId: batchId) }
         if pendingHead < pendingOrder.count && pendingOrder[pendingHead] == batchId {
             pendingHead += 1
             if pendingHead > 1024 && pendingHead * 2 > pendingOrder.count {
@@ -166,12 +212,25 @@ final class LocalStore {
     /// Returns the keys whose cached version changed. When the caller removes batch `acknowledging`
     /// right after (`removeBatch`), the overlays of that batch's keys are left for `removeBatch` to
     /// recompute, instead of being replayed here and again there.
+    /// The cache is a copy of the backend's documents: when it cannot be stored, nothing changes
+    /// and the documents are read from the backend again later.
     func applyRemote(_ docs: [Document], acknowledging acked: Int64? = nil) -> [DocumentKey] {
         var changed: [DocumentKey] = []
         changed.reserveCapacity(docs.count)
-        persistence.runTransaction("apply remote") {
-            for d in docs where remote.putIfNewer(d) { changed.append(d.key) }
+        do {
+            try persistence.runTransaction("apply remote") {
+                changed.removeAll(keepingCapacity: true)
+                for d in docs where remote.putIfNewer(d) { changed.append(d.key) }
+            }
+        } catch {
+            return []
         }
+        return recomputeChanged(changed, acknowledging: acked)
+    }
+
+    /// Recomputes the overlays of `changed` keys with pending batches (except those of batch
+    /// `acked`, which `forgetBatch` recomputes next). Returns `changed`.
+    private func recomputeChanged(_ changed: [DocumentKey], acknowledging acked: Int64?) -> [DocumentKey] {
         for k in changed {
             guard let ids = batchesByKey[k] else { continue }
             // removeBatch(acked) recomputes every key of that batch next: once is enough.

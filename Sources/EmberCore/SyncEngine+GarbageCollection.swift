@@ -42,7 +42,8 @@ extension SyncEngine {
     /// Records a target that became current (its read time and the LRU clock).
     func rememberTarget(_ t: Target) {
         let p = local.persistence
-        p.runTransaction("remember target") {
+        // Advisory (resume and LRU bookkeeping): not storing it loses nothing the user wrote.
+        try? p.runTransaction("remember target") {
             p.targetCache.put(TargetData(targetId: t.key, readTime: t.view.readTime, lastUsed: 0))
         }
     }

@@ -31,6 +31,8 @@ final class SyncEngine: BackendClient {
     private var dirtySet = Set<ObjectIdentifier>()
 
     private var writeCallbacks: [Int64: (EmberError?) -> Void] = [:]
+    /// Acknowledgements the client's store could not take yet (a full disk): version, documents, batch.
+    private var unstoredAcknowledgements: [(Int64, [Document], Int64?)] = []
     private var pendingWaiters: [(upTo: Int64, done: (EmberError?) -> Void)] = []
     /// Highest batch id handed to the backend; later batches wait for the network.
     private var sentUpTo: Int64 = 0
@@ -72,8 +74,8 @@ final class SyncEngine: BackendClient {
     // MARK: writes
 
     /// Applies a batch locally, raises its events, and sends it when the network is on.
-    func write(_ mutations: [Mutation], completion: ((EmberError?) -> Void)?) -> Int64 {
-        let (batch, keys) = local.write(mutations, localWriteTime: SyncEngine.now())
+    func write(_ mutations: [Mutation], completion: ((EmberError?) -> Void)?) throws -> Int64 {
+        let (batch, keys) = try local.write(mutations, localWriteTime: SyncEngine.now())
         if let c = completion { writeCallbacks[batch.batchId] = c }
         refresh(keys)
         emit()
@@ -129,20 +131,33 @@ final class SyncEngine: BackendClient {
             markDirty(target)
             emit()
         case .commit(let version, let docs, let ack):
-            // The cache update and the batch's removal from the queue: one transaction.
-            var keys: [DocumentKey] = []
-            local.persistence.runTransaction("acknowledge") {
-                keys = local.applyRemote(docs, acknowledging: ack)
-                if let batchId = ack { keys += local.removeBatch(batchId) }
+            retryUnstoredAcknowledgements()
+            // The cache update and the batch's removal from the queue: one transaction. When it
+            // cannot be stored, the write still succeeded (the backend has it): it completes,
+            // stays pending locally, and its acknowledgement is stored with a later message.
+            if let keys = local.acknowledge(docs, batchId: ack) {
+                noteRemoteDocuments(docs.count)
+                refresh(keys, readTime: version)
+                emit()
+            } else {
+                unstoredAcknowledgements.append((version, docs, ack))
             }
-            noteRemoteDocuments(docs.count)
-            refresh(keys, readTime: version)
-            emit()
             if let batchId = ack { completeBatch(batchId, error: nil) }
         case .writeRejected(let batchId, let error):
             refresh(local.removeBatch(batchId))
             emit()
             completeBatch(batchId, error: error)
+        }
+    }
+
+    /// Stores the acknowledgements that could not be stored when they came, oldest first, until
+    /// one fails again.
+    private func retryUnstoredAcknowledgements() {
+        while let (version, docs, ack) = unstoredAcknowledgements.first {
+            guard let keys = local.acknowledge(docs, batchId: ack) else { return }
+            unstoredAcknowledgements.removeFirst()
+            refresh(keys, readTime: version)
+            emit()
         }
     }
 

@@ -14,6 +14,12 @@ public struct EmberError: Error, Equatable, CustomStringConvertible, Sendable {
     public var description: String { "\(code.name): \(message)" }
 
     public static func invalidArgument(_ message: String) -> EmberError { EmberError(.invalidArgument, message) }
+
+    /// `error` as an EmberError (storage layers throw EmberErrors with the SQLite cause mapped to
+    /// a code; anything else is internal).
+    public static func storage(_ error: Error) -> EmberError {
+        error as? EmberError ?? EmberError(.internal, "\(error)")
+    }
 }
 
 /// Responsible for: the stable numeric error codes (gRPC / Firestore status codes) shared by the

@@ -19,7 +19,7 @@ public final class MemoryPersistence: Persistence {
 
     public init() {}
 
-    public func runTransaction<T>(_ label: String, _ body: () throws -> T) rethrows -> T { try body() }
+    public func runTransaction<T>(_ label: String, _ body: () throws -> T) throws -> T { try body() }
     public func close() {}
 }
 

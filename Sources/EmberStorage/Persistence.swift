@@ -7,7 +7,7 @@ import EmberModel
 /// commits them as one unit.
 ///
 ///     let p: Persistence = MemoryPersistence()
-///     p.runTransaction("write") { p.mutationQueue.add(batch) }
+///     try p.runTransaction("write") { p.mutationQueue.add(batch) }
 public protocol Persistence: AnyObject {
     /// The authoritative documents of the backend living in this database.
     var backendDocuments: DocumentStore { get }
@@ -30,7 +30,9 @@ public protocol Persistence: AnyObject {
     func metadata(_ key: String) -> Int64?
     func setMetadata(_ key: String, _ value: Int64)
 
-    func runTransaction<T>(_ label: String, _ body: () throws -> T) rethrows -> T
+    /// Runs `body` as one atomic unit. Throws what `body` throws, or the storage error that failed
+    /// the unit (then none of it is stored: a durable store rolls it back).
+    func runTransaction<T>(_ label: String, _ body: () throws -> T) throws -> T
     func close()
 }
 

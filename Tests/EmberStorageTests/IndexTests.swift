@@ -152,7 +152,7 @@ final class IndexScanAgreementTests: XCTestCase {
         let p = try SQLitePersistence(path: dir.file())
         defer { p.close() }
         let store = p.remoteDocuments
-        p.runTransaction("fill") {
+        try! p.runTransaction("fill") {
             for i in 0..<500 { store.put(randomDoc("items/d\(i)", &rng)) }
             for i in 0..<100 { store.put(randomDoc("g/\(i % 3)/items/e\(i)", &rng)) }
             store.put(Document.missing(skey("items/tomb"), version: 3))
@@ -176,7 +176,7 @@ final class IndexScanAgreementTests: XCTestCase {
                 XCTAssertEqual(viaIndex, keys(scan(store, q), q), "seed \(seed) round \(round): \(q)")
             }
             // Change the data under the indexes: updates, deletions, tombstones.
-            p.runTransaction("mutate") {
+            try! p.runTransaction("mutate") {
                 for i in 0..<150 {
                     let k = "items/d\(Int.random(in: 0..<600, using: &rng))"
                     switch i % 3 {
@@ -202,7 +202,7 @@ final class IndexScanAgreementTests: XCTestCase {
         let dir = TempDir()
         let p = try SQLitePersistence(path: dir.file())
         defer { p.close() }
-        p.runTransaction("fill") {
+        try! p.runTransaction("fill") {
             for i in 0..<1000 { p.remoteDocuments.put(sdoc("c/\(i)", ["k": .int(Int64(i % 100)), "w": .int(Int64(i))])) }
         }
         let m = try XCTUnwrap(p.indexManager)

@@ -202,10 +202,10 @@ final class MemoryPersistenceTests: XCTestCase {
         p.backendDocuments.put(doc("c/a"))
         XCTAssertNil(p.remoteDocuments.get(key("c/a")))
         XCTAssertEqual(p.backendDocuments.count, 1)
-        let r: Int = p.runTransaction("t") { p.remoteDocuments.put(doc("c/b")); return 7 }
+        let r: Int = try! p.runTransaction("t") { p.remoteDocuments.put(doc("c/b")); return 7 }
         XCTAssertEqual(r, 7)
         XCTAssertEqual(p.remoteDocuments.count, 1)
-        p.runTransaction("q") { p.mutationQueue.add(batch(1)) }
+        try! p.runTransaction("q") { p.mutationQueue.add(batch(1)) }
         XCTAssertEqual(p.mutationQueue.nextBatchId(), 2)
         XCTAssertThrowsError(try p.runTransaction("throws") { () throws -> Int in throw EmberError(.aborted, "x") })
         p.close()

@@ -54,12 +54,12 @@ final class SQLitePersistenceTests: XCTestCase {
                                            FieldTransform(path: try FieldPath(parsing: "u"), op: .arrayUnion([.int(1)])),
                                            FieldTransform(path: try FieldPath(parsing: "r"), op: .arrayRemove([.string("q")]))],
                               precondition: .updateTime(77))
-            p.runTransaction("w") {
+            try! p.runTransaction("w") {
                 p.mutationQueue.add(MutationBatch(batchId: 1, localWriteTime: 10, mutations: [m1, m2]))
                 p.mutationQueue.add(MutationBatch(batchId: 2, localWriteTime: 20, mutations: [Mutation(key: skey("c/a"), kind: .delete)]))
                 p.mutationQueue.add(MutationBatch(batchId: 3, localWriteTime: 30, mutations: [Mutation(key: skey("c/a"), kind: .verify)]))
             }
-            p.runTransaction("ack") { p.mutationQueue.remove(batchId: 3) }
+            try! p.runTransaction("ack") { p.mutationQueue.remove(batchId: 3) }
             p.targetCache.put(TargetData(targetId: "q1", readTime: 99, lastUsed: 0))
             p.setMetadata("k", 42)
             p.close()
@@ -91,7 +91,7 @@ final class SQLitePersistenceTests: XCTestCase {
         struct Boom: Error {}
         XCTAssertThrowsError(try p.runTransaction("t") {
             p.remoteDocuments.put(sdoc("c/a", ["v": .int(1)]))
-            p.runTransaction("nested") { p.remoteDocuments.put(sdoc("c/b", ["v": .int(1)])) }
+            try! p.runTransaction("nested") { p.remoteDocuments.put(sdoc("c/b", ["v": .int(1)])) }
             throw Boom()
         })
         XCTAssertNil(p.remoteDocuments.get(skey("c/a")))
@@ -186,7 +186,7 @@ final class SQLitePersistenceTests: XCTestCase {
     /// A database at `path` with `n` checkpointed documents in collection c.
     private func fill(_ path: String, _ n: Int) throws {
         let p = try SQLitePersistence(path: path)
-        p.runTransaction("fill") {
+        try! p.runTransaction("fill") {
             for i in 0..<n { p.remoteDocuments.put(sdoc("c/\(i)", ["v": .int(Int64(i)), "pad": .string(String(repeating: "p", count: 100))])) }
         }
         p.close()

@@ -107,7 +107,7 @@ final class SQLiteStorePathsTests: XCTestCase {
         defer { p.close() }
         let store = p.remoteDocuments
         let big = MapValue(["pad": .string(String(repeating: "x", count: 1000))])
-        for i in 0..<100 { p.runTransaction("fill") { store.put(Document(key: skey("c/d\(i)"), data: big, version: 1, createTime: 1, updateTime: 1)) } }
+        for i in 0..<100 { try! p.runTransaction("fill") { store.put(Document(key: skey("c/d\(i)"), data: big, version: 1, createTime: 1, updateTime: 1)) } }
         let total = store.byteSize
         XCTAssertEqual(store.collectGarbage(thresholdBytes: total) { _ in false }, 0)
         // Replacing documents keeps the bound an upper bound; collecting still gets under it.

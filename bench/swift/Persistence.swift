@@ -45,7 +45,7 @@ func largeDatabase(_ n: Int) throws -> String {
     var i = 0
     while i < n {
         let end = min(n, i + 50_000)
-        p.runTransaction("fill") {
+        try! p.runTransaction("fill") {
             for j in i..<end {
                 let d = Document(key: benchKey("users", j), data: benchDoc(j, seq: j), version: 1, createTime: 1, updateTime: 1)
                 p.backendDocuments.put(d)
@@ -155,7 +155,7 @@ func measureCachedQuery(_ n: Int, runs: Int) throws -> CachedQueryResult {
     if getenvString("DIAG") == "1" {
         // Diagnostic: where the scan's time goes (the store alone, then the engine on top).
         let p = try SQLitePersistence(path: benchDirectory() + "/diag.ember")
-        p.runTransaction("fill") { for j in 0..<n { p.remoteDocuments.put(Document(key: benchKey("users", j), data: benchDoc(j, seq: j), version: 1, createTime: 1, updateTime: 1)) } }
+        try! p.runTransaction("fill") { for j in 0..<n { p.remoteDocuments.put(Document(key: benchKey("users", j), data: benchDoc(j, seq: j), version: 1, createTime: 1, updateTime: 1)) } }
         for _ in 0..<3 {
             let t0 = monoNs()
             let docs = p.remoteDocuments.documents(in: ResourcePath(segments: ["users"]))

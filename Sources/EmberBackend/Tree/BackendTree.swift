@@ -105,13 +105,19 @@ final class BackendTree {
             origin.send(.change(ops: notifications(current, only: origin.id)[origin.id] ?? [], ack: writeId))
             return
         }
-        persistence.runTransaction("tree write") {
-            for op in ops { store.write(op.path, op.value) }
-            if origin.sharesPersistence {
-                appliedWrite = writeId
-                persistence.setMetadata(PersistenceKey.backendAppliedTreeWrite, writeId)
+        // Applied only when its transaction is in the file: a storage error refuses the write.
+        do {
+            try persistence.runTransaction("tree write") {
+                for op in ops { store.write(op.path, op.value) }
+                if origin.sharesPersistence {
+                    persistence.setMetadata(PersistenceKey.backendAppliedTreeWrite, writeId)
+                }
             }
+        } catch {
+            origin.send(.rejected(writeId: writeId, error: EmberError.storage(error)))
+            return
         }
+        if origin.sharesPersistence { appliedWrite = writeId }
         updateIndexes(ops)
         var outgoing = notifications(ops)
         if outgoing[origin.id] == nil { outgoing[origin.id] = [] }

@@ -12,6 +12,8 @@ public enum TreeBackendEvent: Sendable {
     /// the ops leave it out because the backend had no listen of that client there); the ack of
     /// a write applied before a crash and resent carries the current values at its paths instead.
     case change(ops: [TreeWriteOp], ack: Int64?)
+    /// The client's write `writeId` was not applied (its transaction could not be stored).
+    case rejected(writeId: Int64, error: EmberError)
 }
 
 /// Responsible for: receiving a tree connection's events. Called on the queue given to `connectTree`.

@@ -121,11 +121,16 @@ final class TreeEngine: TreeBackendClient {
 
     /// Applies the overwrites locally (events are posted before this returns) and sends them
     /// when the network is on. `completion` runs on the event thread at the acknowledgement.
+    /// Throws, applying nothing, when a durable store cannot keep the write.
     @discardableResult
-    func write(_ ops: [TreeWriteOp], completion: ((EmberError?) -> Void)?) -> Int64 {
+    func write(_ ops: [TreeWriteOp], completion: ((EmberError?) -> Void)?) throws -> Int64 {
         let id = nextWriteId
+        if let store {
+            do {
+                try persistence.runTransaction("tree write") { store.addPendingWrite(id: id, ops) }
+            } catch { throw EmberError.storage(error) }
+        }
         nextWriteId += 1
-        if let store { persistence.runTransaction("tree write") { store.addPendingWrite(id: id, ops) } }
         track(PendingWrite(id: id, ops: ops, completion: completion))
         changeLocal(ops.map { $0.path }, fromLocalWrite: true) {
             for op in ops { local.set(op.path.segments[...], op.value) }
@@ -170,11 +175,15 @@ final class TreeEngine: TreeBackendClient {
             }
             complete[path] = true
             if let store {
-                persistence.runTransaction("tree listen") {
-                    store.cache.write(path, value)
-                    store.markComplete(path)
-                }
-                storedComplete[path] = true
+                // The durable cache is a copy: when it cannot be stored the path stays incomplete
+                // on disk (read again from the backend after a restart).
+                do {
+                    try persistence.runTransaction("tree listen") {
+                        store.cache.write(path, value)
+                        store.markComplete(path)
+                    }
+                    storedComplete[path] = true
+                } catch {}
             }
             if !windows.isEmpty { initializeFromWindows(at: path, windows) }
             initializeViews(at: path)
@@ -202,7 +211,10 @@ final class TreeEngine: TreeBackendClient {
                 }
             }
             if let store, !ops.isEmpty || done != nil {
-                persistence.runTransaction("tree change") {
+                // The backend has the write (it is in its table of the same file); when the
+                // client's copy cannot be stored, the write stays in the durable queue and is
+                // acknowledged again, without being applied twice, after a restart.
+                try? persistence.runTransaction("tree change") {
                     for op in acked { store.cache.write(op.path, op.value) }
                     for op in ops { store.cache.write(op.path, op.value) }
                     if let w = done { store.removePendingWrite(id: w.id) }
@@ -214,6 +226,15 @@ final class TreeEngine: TreeBackendClient {
                 for p in paths { local.set(p.segments[...], overlay(cache.value(at: p.segments), at: p)) }
             }
             if let cb = done?.completion { events.post { cb(nil) } }
+        case .rejected(let id, let error):
+            guard let w = untrack(id) else { return }
+            if let store { try? persistence.runTransaction("tree rejected") { store.removePendingWrite(id: id) } }
+            var paths: [TreePath] = []
+            for op in w.ops where !paths.contains(op.path) { paths.append(op.path) }
+            changeLocal(paths) {
+                for p in paths { local.set(p.segments[...], overlay(cache.value(at: p.segments), at: p)) }
+            }
+            if let cb = w.completion { events.post { cb(error) } }
         }
     }
 

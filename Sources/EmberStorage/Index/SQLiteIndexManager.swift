@@ -25,7 +25,13 @@ final class SQLiteIndexManager: IndexManager {
 
     init(persistence: SQLitePersistence) throws {
         self.persistence = persistence
-        let st = try persistence.db.statement("SELECT index_id, definition, auto FROM index_config ORDER BY index_id")
+        try loadConfiguration(persistence.db)
+    }
+
+    /// Reads the index definitions from `index_config` (at open, and after a rolled-back change).
+    func loadConfiguration(_ db: SQLiteDatabase) throws {
+        byGroup.removeAll()
+        let st = try db.statement("SELECT index_id, definition, auto FROM index_config ORDER BY index_id")
         defer { st.reset() }
         while try st.step() {
             let def = try IndexDefinition(value: try ValueMessagePack.decode(st.blob(1)))
@@ -48,7 +54,8 @@ final class SQLiteIndexManager: IndexManager {
 
     func setConfiguration(_ defs: [IndexDefinition]) throws {
         var failure: Error?
-        persistence.runTransaction("set index configuration") {
+        do {
+        try persistence.runTransaction("set index configuration") {
             persistence.access(()) { db in
                 do {
                     for e in byGroup.values.flatMap({ $0 }) where !e.auto && !defs.contains(e.def) { try drop(e, in: db) }
@@ -57,17 +64,26 @@ final class SQLiteIndexManager: IndexManager {
                     }
                 } catch { failure = error }
             }
+            if let f = failure { throw f }
         }
-        if let failure { throw failure }
+        } catch {
+            // Rolled back: the definitions in memory go back to the file's.
+            persistence.access(()) { db in try loadConfiguration(db) }
+            throw error
+        }
     }
 
     func deleteAllIndexes() {
-        persistence.runTransaction("delete indexes") {
-            persistence.access(()) { db in
-                try db.run("DELETE FROM index_entries")
-                try db.run("DELETE FROM index_config")
-                byGroup.removeAll()
+        do {
+            try persistence.runTransaction("delete indexes") {
+                persistence.access(()) { db in
+                    try db.run("DELETE FROM index_entries")
+                    try db.run("DELETE FROM index_config")
+                }
             }
+            persistence.lock.withLock { byGroup.removeAll() }
+        } catch {
+            // Reported by the persistence (stderr); the indexes stay as they were, and usable.
         }
     }
 

@@ -1,5 +1,8 @@
 import CSQLite
 import EmberModel
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Responsible for: one SQLite connection: opening it, running statements, caching prepared
 /// statements by SQL text, and turning SQLite result codes into `EmberError`s (corruption is
@@ -20,8 +23,9 @@ final class SQLiteDatabase {
         let rc = sqlite3_open_v2(path, &h, flags, nil)
         guard rc == SQLITE_OK, let handle = h else {
             let msg = h.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
+            let sys = h.map { sqlite3_system_errno($0) } ?? 0
             if let h { sqlite3_close_v2(h) }
-            throw SQLiteDatabase.error(rc, msg, path: path)
+            throw SQLiteDatabase.error(rc, msg, path: path, systemErrno: sys)
         }
         self.handle = handle
         self.path = path
@@ -35,13 +39,23 @@ final class SQLiteDatabase {
     }
 
     /// Runs one or more statements without results.
+    /// True when no transaction is open (SQLite rolls one back by itself after some errors).
+    var autocommit: Bool { sqlite3_get_autocommit(handle) != 0 }
+
+    /// True when the file was removed or replaced since it was opened (what SQLite writes then
+    /// goes to an unlinked file and is lost at close).
+    var fileHasMoved: Bool {
+        var moved: Int32 = 0
+        return sqlite3_file_control(handle, "main", SQLITE_FCNTL_HAS_MOVED, &moved) == SQLITE_OK && moved != 0
+    }
+
     func exec(_ sql: String) throws {
         var err: UnsafeMutablePointer<CChar>?
         let rc = sqlite3_exec(handle, sql, nil, nil, &err)
         if rc != SQLITE_OK {
             let msg = err.map { String(cString: $0) } ?? String(cString: sqlite3_errmsg(handle))
             sqlite3_free(err)
-            throw SQLiteDatabase.error(rc, msg, path: path)
+            throw SQLiteDatabase.error(rc, msg, path: path, systemErrno: sqlite3_system_errno(handle))
         }
     }
 
@@ -87,11 +101,33 @@ final class SQLiteDatabase {
     var changes: Int { Int(sqlite3_changes(handle)) }
 
     func lastError(_ rc: Int32) -> EmberError {
-        SQLiteDatabase.error(rc, String(cString: sqlite3_errmsg(handle)), path: path)
+        SQLiteDatabase.error(rc, String(cString: sqlite3_errmsg(handle)), path: path, systemErrno: sqlite3_system_errno(handle))
     }
 
-    static func error(_ rc: Int32, _ message: String, path: String) -> EmberError {
+    /// The EmberError for SQLite result `rc`. `systemErrno` (the OS error behind an I/O error)
+    /// tells a full disk (ENOSPC, EDQUOT: resource-exhausted) and a read-only or vanished file
+    /// (EROFS, EACCES, EPERM: permission-denied) from other I/O errors (unavailable).
+    static func error(_ rc: Int32, _ message: String, path: String, systemErrno: Int32 = 0) -> EmberError {
         let primary = rc & 0xFF
+        if primary == SQLITE_IOERR || primary == SQLITE_CANTOPEN {
+            // SQLite keeps the OS error only until the next system call; when it is gone, the
+            // file system itself tells a read-only mount or a full disk from other I/O errors.
+            var errno = systemErrno
+            if errno == 0 || errno == EIO {
+                var fs = statvfs()
+                let dir = path.lastIndex(of: "/").map { String(path[..<$0]) } ?? "."
+                if statvfs(dir.isEmpty ? "/" : dir, &fs) == 0 {
+                    if fs.f_flag & UInt(ST_RDONLY) != 0 { errno = EROFS } else if fs.f_bavail == 0 { errno = ENOSPC }
+                }
+            }
+            switch errno {
+            case ENOSPC, EDQUOT:
+                return EmberError(.resourceExhausted, "The disk holding '\(path)' is full (\(message)).")
+            case EROFS, EACCES, EPERM:
+                return EmberError(.permissionDenied, "The database '\(path)' is not writable (\(message): \(String(cString: strerror(systemErrno)))).")
+            default: break
+            }
+        }
         switch primary {
         case SQLITE_CORRUPT, SQLITE_NOTADB:
             return EmberError(.dataLoss, "The database file '\(path)' is corrupted (\(message)). Restore it from a copy or delete it and clear persistence.")
@@ -104,7 +140,8 @@ final class SQLiteDatabase {
         case SQLITE_FULL:
             return EmberError(.resourceExhausted, "The disk holding '\(path)' is full (\(message)).")
         case SQLITE_IOERR:
-            return EmberError(.unavailable, "I/O error on the database '\(path)' (\(message)).")
+            let cause = systemErrno != 0 ? ": " + String(cString: strerror(systemErrno)) : ""
+            return EmberError(.unavailable, "I/O error on the database '\(path)' (\(message)\(cause)).")
         default:
             return EmberError(.internal, "SQLite error \(rc) on '\(path)': \(message)")
         }

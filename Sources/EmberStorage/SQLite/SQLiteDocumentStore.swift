@@ -93,6 +93,13 @@ final class SQLiteDocumentStore: DocumentStore {
         persistence.access(()) { db in _ = try write(doc, db.statement(sqlPut), in: db) }
     }
 
+    /// Forgets the parents known to be in `collections` and the size bound: a rolled-back
+    /// transaction may have added them.
+    func forgetCachedState() {
+        knownParents.removeAll(keepingCapacity: true)
+        bytesUpperBound = nil
+    }
+
     func putIfNewer(_ doc: Document) -> Bool {
         persistence.access(false) { db in try write(doc, db.statement(sqlPutIfNewer), in: db) }
     }
@@ -242,7 +249,8 @@ final class SQLiteDocumentStore: DocumentStore {
 
     func touch(_ keys: [DocumentKey]) {
         guard !keys.isEmpty else { return }
-        persistence.runTransaction("touch") {
+        // The LRU order is advisory: when it cannot be stored, collection is merely less exact.
+        try? persistence.runTransaction("touch") {
             persistence.access(()) { db in
                 let st = try db.statement("UPDATE \(table) SET seq = ? WHERE parent = ? AND id = ?")
                 for k in keys {
@@ -268,7 +276,8 @@ final class SQLiteDocumentStore: DocumentStore {
     }
 
     func collectGarbage(thresholdBytes: Int64, pinned: (DocumentKey) -> Bool) -> Int {
-        persistence.runTransaction("lru gc") {
+        // A collection that cannot be stored is rolled back and tried again at the next one.
+        (try? persistence.runTransaction("lru gc") {
             persistence.access(0) { db in
                 if let bound = bytesUpperBound, bound <= thresholdBytes { return 0 }
                 var total = try exactBytes(db)
@@ -290,7 +299,7 @@ final class SQLiteDocumentStore: DocumentStore {
                 bytesUpperBound = total
                 return victims.count
             }
-        }
+        }) ?? 0
     }
 }
 

@@ -8,6 +8,9 @@ final class SQLiteMutationQueue: MutationQueue {
 
     init(persistence: SQLitePersistence) { self.persistence = persistence }
 
+    /// Forgets the highest id seen (a rolled-back transaction may have added it).
+    func forgetCachedState() { highestId = nil }
+
     func add(_ batch: MutationBatch) {
         persistence.access(()) { db in
             try db.run("INSERT OR REPLACE INTO mutations(batch_id, data) VALUES(?, ?)", [.int(batch.batchId), .blob(MutationCodec.encode(batch))])

@@ -29,6 +29,8 @@ public final class SQLitePersistence: Persistence {
     private var lockFd: Int32
     private var depth = 0
     private var closed = false
+    /// The first storage error inside the open transaction (nil when none, or none is open).
+    private var transactionError: Error?
     /// The LRU clock: bumped by each outermost transaction.
     private(set) var sequence: Int64 = 0
     /// The first storage error met after opening (reads then return nothing, writes are dropped).
@@ -136,11 +138,16 @@ public final class SQLitePersistence: Persistence {
     // MARK: access
 
     /// Runs `body` with the connection under the lock; a storage error is recorded and `fallback`
-    /// returned (the protocol's reads and writes do not throw).
+    /// returned (the protocol's reads and writes do not throw). Inside a transaction the error
+    /// also fails the transaction: `runTransaction` rolls it back and throws it, and nothing more
+    /// of that transaction runs (after SQLITE_FULL or an I/O error SQLite may already have rolled
+    /// it back, so a later statement would otherwise run, and commit, on its own).
     func access<T>(_ fallback: @autoclosure () -> T, _ body: (SQLiteDatabase) throws -> T) -> T {
         lock.withLock {
             if closed { return fallback() }
+            if depth > 0 && transactionError != nil { return fallback() }
             do { return try body(db) } catch {
+                if depth > 0 && transactionError == nil { transactionError = error }
                 record(error)
                 return fallback()
             }
@@ -156,29 +163,58 @@ public final class SQLitePersistence: Persistence {
         }
     }
 
-    public func runTransaction<T>(_ label: String, _ body: () throws -> T) rethrows -> T {
+    /// Runs `body` as one SQLite transaction (nested calls join the outermost one). When any
+    /// statement of it fails, or COMMIT does (a full disk, an I/O error, a read-only or removed
+    /// file), the transaction is rolled back, the stores forget what they cached of it, and the
+    /// error is thrown: nothing of it is in the file. The connection stays usable, so a later
+    /// transaction succeeds once the cause is gone (space freed).
+    public func runTransaction<T>(_ label: String, _ body: () throws -> T) throws -> T {
         try lock.withLock {
-            if closed { return try body() }
+            if closed { throw EmberError(.failedPrecondition, "The database '\(path)' is closed.") }
             if depth > 0 {
                 depth += 1
                 defer { depth -= 1 }
                 return try body()
             }
-            do { try db.exec("BEGIN") } catch { record(error) }
+            do { try db.exec("BEGIN") } catch {
+                record(error)
+                throw error
+            }
             sequence += 1
             depth = 1
-            defer { depth = 0 }
+            transactionError = nil
+            defer { depth = 0; transactionError = nil }
             let result: T
             do { result = try body() } catch {
-                do { try db.exec("ROLLBACK") } catch { record(error) }
+                rollBack()
                 throw error
+            }
+            if let e = transactionError {
+                rollBack()
+                throw e
+            }
+            if db.fileHasMoved {
+                let e = EmberError(.dataLoss, "The database file '\(path)' was removed or replaced while open: nothing more can be stored in it. Close the database and open it again.")
+                record(e)
+                rollBack()
+                throw e
             }
             do { try db.exec("COMMIT") } catch {
                 record(error)
-                try? db.exec("ROLLBACK")
+                rollBack()
+                throw error
             }
             return result
         }
+    }
+
+    /// Rolls back the open transaction (if SQLite has not already) and drops what the stores
+    /// remembered of it.
+    private func rollBack() {
+        if !db.autocommit { try? db.exec("ROLLBACK") }
+        _backend.forgetCachedState()
+        _remote.forgetCachedState()
+        _queue.forgetCachedState()
     }
 
     public func metadata(_ key: String) -> Int64? {

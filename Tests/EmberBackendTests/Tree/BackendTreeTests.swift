@@ -21,6 +21,7 @@ final class BackendTreeTests: XCTestCase {
         switch e {
         case .listenResult(let path, let v, _): return "result \(path) \(v)"
         case .change(let ops, let ack): return "change [" + ops.map { "\($0.path)=\($0.value)" }.joined(separator: ", ") + "] ack=\(ack.map(String.init) ?? "-")"
+        case .rejected(let id, let error): return "rejected \(id) \(error.code.name)"
         }
     }
 

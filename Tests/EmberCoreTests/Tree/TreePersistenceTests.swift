@@ -112,7 +112,7 @@ final class TreePersistenceTests: XCTestCase {
         c.close()
         // As the file would be: write 1 applied, then x replaced by another connection.
         let p = try SQLitePersistence(path: file)
-        p.runTransaction("simulated crash") {
+        try! p.runTransaction("simulated crash") {
             p.backendTree!.write(tp("x"), .int(2))
             p.setMetadata(PersistenceKey.backendAppliedTreeWrite, 1)
         }

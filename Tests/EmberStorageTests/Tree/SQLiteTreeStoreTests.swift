@@ -15,7 +15,7 @@ final class SQLiteTreeStoreTests: XCTestCase {
         let db = try SQLitePersistence(path: dir.file())
         defer { db.close() }
         let s = db.backendTree!
-        db.runTransaction("t") { s.write(p("posts/a"), obj(["title": .string("Hi"), "n": .int(1)])) }
+        try! db.runTransaction("t") { s.write(p("posts/a"), obj(["title": .string("Hi"), "n": .int(1)])) }
         s.write(p("posts/b/title"), .string("Yo"))
         XCTAssertEqual(s.leafCount, 3)
         XCTAssertEqual(s.read(p("posts/a/n")), .int(1))
@@ -76,7 +76,7 @@ final class SQLiteTreeStoreTests: XCTestCase {
         }
         for i in 0..<400 {
             let path = randomPath(), v = randomValue(path.count)
-            db.runTransaction("w") { s.write(path, v) }
+            try! db.runTransaction("w") { s.write(path, v) }
             m.write(path, v)
             let probe = randomPath()
             XCTAssertEqual(s.read(probe), m.read(probe), "step \(i): read \(probe) after writing \(v) at \(path)")
@@ -90,7 +90,7 @@ final class SQLiteTreeStoreTests: XCTestCase {
         let dir = TempDir("ember-tree")
         var db: SQLitePersistence? = try SQLitePersistence(path: dir.file())
         let ops = [TreeWriteOp(path: p("list/x"), value: obj(["n": .int(1), "s": .string("é")])), TreeWriteOp(path: p("other"), value: .null)]
-        db!.runTransaction("w") {
+        try! db!.runTransaction("w") {
             db!.backendTree!.write(p("posts"), obj(["a": .int(1), "b": obj(["c": .double(0.5)])]))
             db!.clientTree!.cache.write(p("posts/a"), .int(1))
             db!.clientTree!.markComplete(p("posts/a"))
