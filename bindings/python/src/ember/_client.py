@@ -118,6 +118,8 @@ class Client:
             cache_size_bytes = 0
         elif not isinstance(cache_size_bytes, int) or isinstance(cache_size_bytes, bool):
             raise InvalidArgumentError(f"Client(cache_size_bytes): expected an int, not {type(cache_size_bytes).__name__}")
+        elif not -2**63 <= cache_size_bytes < 2**63:
+            raise InvalidArgumentError(f"Client(cache_size_bytes): {cache_size_bytes} is out of the 64-bit range")
         self._db = _ember.Database(path, bool(persistence), cache_size_bytes)
         self._db.ref_factory = self._ref
         self._path = path
@@ -372,6 +374,14 @@ def _field_updates(field_updates: Any) -> Dict[str, Any]:
 from ._query import CollectionReference, CollectionGroup  # noqa: E402  (they subclass Query)
 
 
+def _ref_path(reference: Any) -> str:
+    """The path of a DocumentReference given to a batch or transaction; TypeError for anything else."""
+    try:
+        return reference._path
+    except AttributeError:
+        raise TypeError(f"expected a DocumentReference, not {type(reference).__name__}") from None
+
+
 class WriteBatch:
     """Up to 500 writes applied atomically by `commit()` (also a context manager that commits)."""
 
@@ -389,30 +399,30 @@ class WriteBatch:
 
     def set(self, reference: DocumentReference, document_data: Dict[str, Any],
             merge: Union[bool, Sequence[str]] = False) -> "WriteBatch":
-        self._b.set(reference._path, document_data, merge)
+        self._b.set(_ref_path(reference), document_data, merge)
         self._n += 1   # _count() inlined: set() is the bulk-loading path
         if self._auto and self._n >= 500:
             self._results.append(self._commit_now())
         return self
 
     def update(self, reference: DocumentReference, field_updates: Dict[str, Any], option: Any = None) -> "WriteBatch":
-        self._b.update(reference._path, _field_updates(field_updates))
+        self._b.update(_ref_path(reference), _field_updates(field_updates))
         self._count()
         return self
 
     def delete(self, reference: DocumentReference, option: Any = None) -> "WriteBatch":
-        self._b.delete(reference._path)
+        self._b.delete(_ref_path(reference))
         self._count()
         return self
 
     def create(self, reference: DocumentReference, document_data: Dict[str, Any]) -> "WriteBatch":
         """Checks the local view now (the C ABI has no create precondition for batches)."""
         try:
-            exists = self._client._db.get(reference._path, int(Source.CACHE)).exists
+            exists = self._client._db.get(_ref_path(reference), int(Source.CACHE)).exists
         except UnavailableError:
             exists = False
         if exists:
-            raise AlreadyExistsError(f"create(): the document {reference._path} already exists")
+            raise AlreadyExistsError(f"create(): the document {_ref_path(reference)} already exists")
         return self.set(reference, document_data)
 
     def _commit_now(self) -> WriteResult:
@@ -492,23 +502,23 @@ class Transaction:
     def set(self, reference: DocumentReference, document_data: Dict[str, Any],
             merge: Union[bool, Sequence[str]] = False) -> "Transaction":
         self._write()
-        self._tx.set(reference._path, document_data, merge)
+        self._tx.set(_ref_path(reference), document_data, merge)
         return self
 
     def update(self, reference: DocumentReference, field_updates: Dict[str, Any], option: Any = None) -> "Transaction":
         self._write()
-        self._tx.update(reference._path, _field_updates(field_updates))
+        self._tx.update(_ref_path(reference), _field_updates(field_updates))
         return self
 
     def delete(self, reference: DocumentReference, option: Any = None) -> "Transaction":
         self._write()
-        self._tx.delete(reference._path)
+        self._tx.delete(_ref_path(reference))
         return self
 
     def create(self, reference: DocumentReference, document_data: Dict[str, Any]) -> "Transaction":
         """Reads the document first (so call it before other writes), then sets it."""
-        if self._get_document(reference._path).exists:
-            raise AlreadyExistsError(f"create(): the document {reference._path} already exists")
+        if self._get_document(_ref_path(reference)).exists:
+            raise AlreadyExistsError(f"create(): the document {_ref_path(reference)} already exists")
         return self.set(reference, document_data)
 
     def _write(self) -> None:

@@ -207,6 +207,10 @@ static PyObject *epoch_to_datetime(int64_t secs, int64_t nanos) {
 
 enum { ENC_VALUE = 0, ENC_SET = 1, ENC_UPDATE = 2 };
 #define ENC_MAX_DEPTH 64
+/* Maps and arrays inside one another (Firestore allows 20 below the document, which libember
+ * checks with its own message): beyond this the encoder stops, so a self-referencing or very
+ * deep list or dict raises instead of exhausting the C stack. */
+#define ENC_MAX_NEST 64
 
 typedef struct {
     buf_t data;
@@ -215,6 +219,7 @@ typedef struct {
     uint32_t tr_count;
     int mode;
     int depth;
+    int nest;          /* maps and arrays being encoded, inside one another */
     int in_array;
     PyObject *keys[ENC_MAX_DEPTH + 1];
     const char *what;  /* the argument name for messages, e.g. "document_data" */
@@ -227,6 +232,7 @@ static void enc_init(enc_t *e, int mode, const char *what) {
     e->tr_count = 0;
     e->mode = mode;
     e->depth = 0;
+    e->nest = 0;
     e->in_array = 0;
     e->what = what;
 }
@@ -427,24 +433,25 @@ static int enc_value(enc_t *e, PyObject *v) {
         return mp_int(e->cur, x);
     }
     if (PyFloat_Check(v)) return mp_double(e->cur, PyFloat_AS_DOUBLE(v));
-    if (PyDict_Check(v)) {
-        if (e->in_array) {
-            /* sentinels are not allowed in arrays: encode the map in value mode */
+    if (PyDict_Check(v) || PyList_Check(v) || PyTuple_Check(v)) {
+        if (e->nest >= ENC_MAX_NEST)
+            return enc_fail(e, "value nested too deeply (more than 64 maps and arrays inside one another, or a list or dict that contains itself)", NULL);
+        e->nest++;
+        int rc;
+        if (PyDict_Check(v)) {
+            /* sentinels are not allowed in arrays: a map inside one is encoded in value mode */
             int saved = e->mode;
-            e->mode = ENC_VALUE;
-            Py_ssize_t r = enc_map(e, v);
+            if (e->in_array) e->mode = ENC_VALUE;
+            rc = enc_map(e, v) < 0 ? -1 : 0;
             e->mode = saved;
-            return r < 0 ? -1 : 0;
+        } else {
+            PyObject *fast = PySequence_Fast(v, "");
+            int saved = e->mode;
+            rc = fast ? enc_seq(e, fast) : -1;
+            e->mode = saved;
+            Py_XDECREF(fast);
         }
-        return enc_map(e, v) < 0 ? -1 : 0;
-    }
-    if (PyList_Check(v) || PyTuple_Check(v)) {
-        PyObject *fast = PySequence_Fast(v, "");
-        if (!fast) return -1;
-        int saved = e->mode;
-        int rc = enc_seq(e, fast);
-        e->mode = saved;
-        Py_DECREF(fast);
+        e->nest--;
         return rc;
     }
     if (PyBytes_Check(v)) {

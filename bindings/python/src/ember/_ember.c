@@ -68,12 +68,31 @@ static PyObject *raise_err(const ember_error *err) { return raise_code(err->code
 
 static PyObject *raise_invalid(const char *msg) { return raise_code(EMBER_ERR_INVALID_ARGUMENT, msg); }
 
+/* The UTF-8 of str `o`, borrowed from it, for a NUL-terminated argument of libember: NULL with
+ * InvalidArgumentError when it holds a NUL character (C would read only what precedes it: another
+ * document, another file), or with UnicodeEncodeError when it holds a lone surrogate. */
+static const char *c_string(PyObject *o, const char *what) {
+    Py_ssize_t n = 0;
+    const char *u = PyUnicode_AsUTF8AndSize(o, &n);
+    if (!u) return NULL;
+    if ((size_t)n != strlen(u)) {
+        PyObject *m = PyUnicode_FromFormat("%s must not contain a NUL character ('\\x00'): %R", what, o);
+        if (m) {
+            const char *t = PyUnicode_AsUTF8(m);
+            if (t) raise_code(EMBER_ERR_INVALID_ARGUMENT, t);
+            Py_DECREF(m);
+        }
+        return NULL;
+    }
+    return u;
+}
+
 static const char *str_arg(PyObject *o, const char *what) {
     if (!PyUnicode_Check(o)) {
         PyErr_Format(PyExc_TypeError, "%s must be a str, not %s", what, Py_TYPE(o)->tp_name);
         return NULL;
     }
-    return PyUnicode_AsUTF8(o);
+    return c_string(o, what);
 }
 
 /* Reports an exception raised inside a callback (after the Python layer's own handling). */
@@ -113,7 +132,7 @@ static int Db_init(DbObject *self, PyObject *args, PyObject *kw) {
         PyObject *fs = PyOS_FSPath(path);
         if (!fs) return -1;
         if (!PyUnicode_Check(fs)) { Py_DECREF(fs); PyErr_SetString(PyExc_TypeError, "path must be str or os.PathLike[str]"); return -1; }
-        s.path = PyUnicode_AsUTF8(fs);
+        s.path = c_string(fs, "path");
         if (!s.path) { Py_DECREF(fs); return -1; }
         path = fs; /* owned until after the open */
     } else {
@@ -345,11 +364,15 @@ static int merge_fields(PyObject *merge, PyObject **fast_out, const char ***fiel
         PyObject *s = it;
         if (!PyUnicode_Check(it)) {
             /* FieldPath objects: use their to_api_repr() */
+            if (!PyObject_HasAttrString(it, "to_api_repr")) {
+                PyErr_Format(PyExc_TypeError, "merge: each field path must be a str or a FieldPath, not %s", Py_TYPE(it)->tp_name);
+                PyMem_Free(arr); Py_DECREF(fast); return -1;
+            }
             s = PyObject_CallMethod(it, "to_api_repr", NULL);
             if (!s) { PyMem_Free(arr); Py_DECREF(fast); return -1; }
             if (PyList_SetItem(fast, i, s) < 0) { PyMem_Free(arr); Py_DECREF(fast); return -1; }
         }
-        arr[i] = PyUnicode_AsUTF8(s);
+        arr[i] = c_string(s, "merge field path");
         if (!arr[i]) { PyMem_Free(arr); Py_DECREF(fast); return -1; }
     }
     if (k == 0) {

@@ -52,12 +52,18 @@ def _is_or(f: Any) -> bool:
     return op == 2  # StructuredQuery.CompositeFilter.Operator.OR
 
 
-def _c_filter(f: Any) -> Any:
+#: Composite filters (And/Or) inside one another that a query may hold.
+MAX_FILTER_NESTING = 100
+
+
+def _c_filter(f: Any, depth: int = 0) -> Any:
     """FieldFilter/And/Or, ours or google.cloud.firestore_v1's (duck-typed) -> _ember.Filter."""
     if hasattr(f, "op_string") and hasattr(f, "field_path"):
         return _ember.filter_field(field_path_str(f.field_path, "FieldFilter(field_path)"), _op(f.op_string, "FieldFilter"), f.value)
     if hasattr(f, "filters"):
-        subs = [_c_filter(x) for x in f.filters]
+        if depth >= MAX_FILTER_NESTING:
+            raise InvalidArgumentError(f"where(filter): And/Or filters nested more than {MAX_FILTER_NESTING} deep")
+        subs = [_c_filter(x, depth + 1) for x in f.filters]
         return _ember.filter_or(subs) if _is_or(f) else _ember.filter_and(subs)
     raise InvalidArgumentError(f"where(filter): expected FieldFilter, And or Or, not {type(f).__name__}")
 
@@ -147,8 +153,8 @@ class Query:
         return self._with(limit=(_count(count, "limit_to_last"), True))
 
     def offset(self, num_to_skip: int) -> "Query":
-        if not isinstance(num_to_skip, int) or isinstance(num_to_skip, bool) or num_to_skip < 0:
-            raise InvalidArgumentError(f"offset(num_to_skip): expected an int >= 0, not {num_to_skip!r}")
+        if not isinstance(num_to_skip, int) or isinstance(num_to_skip, bool) or not 0 <= num_to_skip <= INT32_MAX:
+            raise InvalidArgumentError(f"offset(num_to_skip): expected an int from 0 to {INT32_MAX}, not {num_to_skip!r}")
         return self._with(offset=num_to_skip)
 
     def select(self, field_paths: Sequence[Any]) -> "Query":
@@ -236,7 +242,12 @@ def _count(n: Any, what: str) -> int:
         raise InvalidArgumentError(f"{what}(count): expected an int, not {type(n).__name__}")
     if n <= 0:
         raise InvalidArgumentError(f"{what}(count): must be > 0, not {n}")
+    if n > INT32_MAX:
+        raise InvalidArgumentError(f"{what}(count): must be at most {INT32_MAX} (Firestore's limit is an int32), not {n}")
     return n
+
+
+INT32_MAX = 2**31 - 1
 
 
 class AggregationResult:

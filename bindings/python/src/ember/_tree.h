@@ -560,7 +560,7 @@ static PyObject *mod_clear_persistence(PyObject *m, PyObject *arg) {
     PyObject *fs = PyOS_FSPath(arg);
     if (!fs) return NULL;
     if (!PyUnicode_Check(fs)) { Py_DECREF(fs); PyErr_SetString(PyExc_TypeError, "path must be str or os.PathLike[str]"); return NULL; }
-    const char *path = PyUnicode_AsUTF8(fs);
+    const char *path = c_string(fs, "path");
     if (!path) { Py_DECREF(fs); return NULL; }
     ember_error err;
     bool ok;

@@ -1,0 +1,160 @@
+"""Input at the C boundary (issue 10, items 2 and 3).
+
+Every string that crosses into libember as a C string is refused when it holds a NUL character
+(C would read only what precedes it: another document, another file). Every value encoder bounds
+nesting for lists and dicts alike (self-references included) and raises. Wrong argument types and
+out-of-range numbers raise Ember's errors, TypeError or ValueError, never AttributeError,
+OverflowError or RecursionError.
+"""
+import os
+
+import pytest
+
+import ember
+
+
+@pytest.fixture
+def db():
+    c = ember.Client()
+    yield c
+    c.close()
+
+
+NUL_ERRORS = (ember.InvalidArgumentError, ValueError)
+
+
+def test_nul_in_document_id_does_not_write_another_document(db):
+    db.collection("c").document("a").set({"v": "original"}).wait(5)
+    with pytest.raises(ember.InvalidArgumentError):
+        db.collection("c").document("a\x00b").set({"v": "overwritten"})
+    with pytest.raises(ember.InvalidArgumentError):
+        db.document("c/a\x00b").update({"v": "overwritten"})
+    with pytest.raises(ember.InvalidArgumentError):
+        db.collection("c").document("a\x00").delete()
+    assert db.collection("c").document("a").get().to_dict() == {"v": "original"}
+
+
+@pytest.mark.parametrize("call", [
+    lambda db: db.collection("c\x00d").document("x").set({"v": 1}),
+    lambda db: db.collection("c").document("a\x00b").get(),
+    lambda db: db.collection("c").document("a\x00b").on_snapshot(lambda *a: None),
+    lambda db: db.collection_group("g\x00h").get(),
+    lambda db: db.collection("c\x00d").get(),
+    lambda db: db.collection("c").where("f\x00g", "==", 1).get(),
+    lambda db: db.collection("c").order_by("f\x00g").get(),
+    lambda db: db.collection("c").document("a").set({"v": 1}, merge=["v\x00w"]),
+    lambda db: db.batch().set(db.collection("c").document("a\x00b"), {"v": 1}).commit(),
+    lambda db: db.batch().delete(db.collection("c").document("a\x00b")).commit(),
+    lambda db: db.reference("tree\x00x").set(1),
+    lambda db: db.reference("tree").child("a\x00b").set(1),
+    lambda db: db.reference("tree").order_by_child("a\x00b").get(),
+    lambda db: db.set_index_configuration('{"indexes": [], "fieldOverrides": []}\x00junk'),
+], ids=["collection", "get", "listen", "group", "query", "where", "order_by", "merge",
+        "batch-set", "batch-delete", "tree-ref", "tree-child", "tree-order-by-child", "index-json"])
+def test_nul_in_any_string_argument_is_refused(db, call):
+    # Strings that travel inside MessagePack values (values, map keys, select's field paths, tree
+    # bounds) carry their length and may hold NULs; these travel as C strings.
+    with pytest.raises(NUL_ERRORS):
+        call(db)
+
+
+def test_nul_in_client_path_opens_no_other_file(tmp_path):
+    target = tmp_path / "app.ember"
+    with pytest.raises(NUL_ERRORS):
+        ember.Client(path=str(target) + "\x00.other")
+    assert not target.exists()
+    with pytest.raises(NUL_ERRORS):
+        ember.Client.clear_persistence(str(target) + "\x00x")
+
+
+def test_nul_inside_values_and_field_names_round_trips(db):
+    ref = db.collection("c").document("a")
+    ref.set({"s": "a\x00b", "k\x00ey": 1, "m": {"x\x00": "\x00"}}).wait(5)
+    assert ref.get().to_dict() == {"s": "a\x00b", "k\x00ey": 1, "m": {"x\x00": "\x00"}}
+
+
+def _deep_list(n):
+    v = []
+    for _ in range(n):
+        v = [v]
+    return v
+
+
+def _deep_dict(n):
+    v = {}
+    for _ in range(n):
+        v = {"a": v}
+    return v
+
+
+def _self_list():
+    x = []
+    x.append(x)
+    return x
+
+
+def _self_dict():
+    d = {}
+    d["d"] = d
+    return d
+
+
+BAD_VALUES = {
+    "self-list": _self_list,
+    "self-dict": _self_dict,
+    "list-100k": lambda: _deep_list(100_000),
+    "dict-100k": lambda: _deep_dict(100_000),
+    "mixed-100k": lambda: [_deep_dict(50_000)],
+}
+
+
+@pytest.mark.parametrize("make", BAD_VALUES.values(), ids=BAD_VALUES.keys())
+def test_deep_or_self_referencing_values_raise_everywhere(db, make):
+    v = make()
+    c = db.collection("c")
+    calls = [
+        lambda: c.document("a").set({"v": v}),
+        lambda: c.document("a").set({"v": v}, merge=True),
+        lambda: c.document("a").update({"v": v}),
+        lambda: c.document("a").update({"v": ember.ArrayUnion([v])}),
+        lambda: c.document("a").update({"v": ember.ArrayRemove([v])}),
+        lambda: db.batch().set(c.document("a"), {"v": v}),
+        lambda: c.where("v", "==", v).get(),
+        lambda: c.where("v", "in", [v]).get(),
+        lambda: c.order_by("v").start_at([v]).get(),
+        lambda: c.order_by("v").start_at({"v": v}).get(),
+        lambda: db.reference("t").set(v),
+        lambda: db.reference("t").update({"x": v}),
+        lambda: db.reference("t").push(v),
+    ]
+    for call in calls:
+        with pytest.raises(ember.InvalidArgumentError, match="nested too deeply|too deep|depth"):
+            call()
+    assert not c.document("a").get().exists
+
+
+def test_wrong_types_and_ranges_raise_documented_errors(db):
+    ref = db.collection("c").document("a")
+    with pytest.raises(TypeError):
+        ref.set({"v": 1}, merge=[1])
+    with pytest.raises(TypeError):
+        db.batch().set(None, {"v": 1})
+    with pytest.raises(TypeError):
+        db.batch().update("c/a", {"v": 1})
+    with pytest.raises(TypeError):
+        db.batch().delete(None)
+    with pytest.raises(ember.InvalidArgumentError):
+        db.collection("c").limit(2**70)
+    with pytest.raises(ember.InvalidArgumentError):
+        db.collection("c").limit_to_last(2**70)
+    with pytest.raises(ember.InvalidArgumentError):
+        db.collection("c").offset(2**70)
+    with pytest.raises(ember.InvalidArgumentError):
+        ember.Client(cache_size_bytes=2**70)
+    f = ember.FieldFilter("a", "==", 1)
+    for combinator in (ember.Or, ember.And):
+        deep = f
+        for _ in range(1000):
+            deep = combinator([deep])
+        with pytest.raises(ember.InvalidArgumentError):
+            db.collection("c").where(filter=deep).get()
