@@ -21,6 +21,14 @@
  *    when it returns, the callback is not running and never runs again. An optional ctx_free runs
  *    once the listener is gone.
  *  - Leak checks: ember_instance_count() is the number of live Ember objects.
+ *  - Strings: every `const char *` argument (paths, ids, field paths, tree paths, settings.path,
+ *    index JSON) is NUL-terminated UTF-8 and ends at its first NUL, so it cannot hold one;
+ *    bindings whose strings can (Python, C++) refuse such a string before the call instead of
+ *    passing what precedes the NUL. Values (`const void *data, size_t len`) carry an explicit
+ *    length and are read whole: a NUL byte in JSON text is an error, a string value or map key
+ *    may hold NULs. EMBER_NTS as a length means the data is NUL-terminated text. Values nest at
+ *    most 20 maps/arrays below the document (64 in ember_value_convert); deeper input is
+ *    INVALID_ARGUMENT, never a stack overflow.
  *
  * Values cross the ABI in one of two exact formats (ember_format), chosen per call:
  *

@@ -67,5 +67,6 @@ void run_listeners(void);
 void run_threads(void);
 void run_storage(void);
 void run_tree(void);
+void run_boundary(void);
 
 #endif
