@@ -436,7 +436,9 @@ enum { EMBER_CHANGE_ADDED = 0, EMBER_CHANGE_MODIFIED = 1, EMBER_CHANGE_REMOVED =
  *  by step on the previous list. old_index is EMBER_NPOS for added, new_index for removed. */
 typedef struct ember_document_change {
     ember_change_type type;
-    const ember_document *document; /* BORROWED from the snapshot */
+    const ember_document *document; /* BORROWED from the snapshot: the changed document itself
+                                       (its new state; for REMOVED its last one), which is not
+                                       always the snapshot's document at new_index */
     size_t old_index;
     size_t new_index;
 } ember_document_change;
@@ -502,7 +504,10 @@ ember_listener_token ember_query_listen(const ember_query *query, uint32_t flags
 
 /** Stops a listener. Idempotent (unknown and 0 tokens do nothing). When it returns, the
  *  callback is not running and never runs again (from inside the callback itself: it runs no
- *  more after it returns). */
+ *  more after it returns, even when more of its events were already due). The first callback
+ *  of a listener or observer added from another thread than the event thread runs only after
+ *  the add call has returned; a callback that reads the token the caller stores must still get
+ *  it through the caller's own synchronization (a mutex held across the add call and the store). */
 void ember_listener_remove(ember_listener_token token);
 
 /* ---------------------------------------------------------------- durable storage: indexes, clearing */

@@ -1,4 +1,5 @@
 import CEmberABI
+import Synchronization
 import EmberModel
 import EmberCore
 
@@ -10,6 +11,8 @@ import EmberCore
 final class ListenerContext: Counted, @unchecked Sendable {
     let ctx: UnsafeMutableRawPointer?
     let ctxFree: ember_ctx_free?
+    /// Set when the listener failed to start: its context stays the caller's (no ctx_free).
+    let abandoned = Atomic<Bool>(false)
     init(_ ctx: UnsafeMutableRawPointer?, _ ctxFree: ember_ctx_free?) { self.ctx = ctx; self.ctxFree = ctxFree }
 }
 
@@ -71,22 +74,40 @@ enum Listeners {
                                     source: flags & UInt32(EMBER_LISTEN_SOURCE_CACHE) != 0 ? .cache : .default)
         let client = try db.open()
         try query.validateForExecution()
+        let c = UncheckedContext(ctx)
+        return try start(db, client, ctx, ctxFree) { _, token in
+            try client.listen(query, options: options, token: token) { event in deliver(c.pointer, event) }
+        }
+    }
+
+    /// Records a new listener's token under a new id, then starts the listener with `begin`. The
+    /// token is in the table before the first event can run, so ember_listener_remove(id) works
+    /// from inside the first callback (events already due then never run). When `begin` throws,
+    /// the listener is removed without calling ctx_free (the caller keeps its context) and the
+    /// error is rethrown.
+    static func start(_ db: DBHandle, _ client: EmberClient, _ ctx: UnsafeMutableRawPointer?, _ ctxFree: ember_ctx_free?,
+                      onGone: ((UInt64) -> Void)? = nil, _ begin: (UInt64, ListenerToken) throws -> Void) throws -> UInt64 {
         let id = newId()
         let context = ListenerContext(ctx, ctxFree)
-        let c = UncheckedContext(ctx)
-        let token: ListenerToken
-        do {
-            token = try client.listen(query, options: options, onGone: {
-                Listeners.gone(id)
-                if let f = context.ctxFree { f(context.ctx) }
-            }) { event in deliver(c.pointer, event) }
-        } catch {
-            abandon(id)
-            throw error
-        }
+        let token = client.makeListenerToken(onGone: {
+            Listeners.gone(id)
+            onGone?(id)
+            if !context.abandoned.load(ordering: .acquiring), let f = context.ctxFree { f(context.ctx) }
+        })
+        // Its first callbacks wait until this call returns (the caller then has the token).
+        token.holdCallbacksUntilStarted()
+        defer { token.started() }
         if !insert(id, token, db) {
-            // Gone already (the database closed meanwhile): make sure it is removed.
+            // The database closed meanwhile: the listener ends at once.
             token.remove()
+        }
+        do {
+            try begin(id, token)
+        } catch {
+            context.abandoned.store(true, ordering: .releasing)
+            remove(id)
+            token.remove()
+            throw error
         }
         return id
     }

@@ -15,6 +15,7 @@ final class CSnapshot: Counted {
     private var sparse: [Int: CDocument] = [:]
     private var dense: [CDocument?]? = nil
     private static let sparseMax = 8
+    /// Handles of changed documents that are not the result's document at their new index.
     private var removed: [Int: CDocument] = [:]
 
     init(_ view: ViewSnapshot) {
@@ -46,10 +47,16 @@ final class CSnapshot: Counted {
         }
     }
 
-    /// The handle of change i's document: the result's for added/modified, its own for removed.
+    /// The handle of change i's document: the changed document itself. `newIndex` is its position
+    /// when the changes are replayed one by one on the previous list (SEMANTICS.md 8), not always
+    /// its position in the final list (a later addition before it moves it down), so the result's
+    /// handle at that index is shared only when it is this very document.
     func changeDocument(_ i: Int) -> CDocument {
         let c = view.changes[i]
-        if c.kind != .removed, c.newIndex >= 0, c.newIndex < view.documents.count { return document(c.newIndex) }
+        if c.kind != .removed, c.newIndex >= 0, c.newIndex < view.documents.count,
+           view.documents[c.newIndex].key == c.document.key {
+            return document(c.newIndex)
+        }
         return lock.withLock {
             if let d = removed[i] { return d }
             let d = CDocument(key: c.document.key, document: c.document, fromCache: view.isFromCache)

@@ -33,36 +33,29 @@ enum TreeObservers {
         guard let cb else { throw invalid("cb is NULL") }
         let client = try db.open()
         try query.validate()
-        let id = Listeners.newId()
-        let context = ListenerContext(ctx, ctxFree)
         let c = UncheckedContext(ctx)
-        record(id, path)
-        let token: ListenerToken
-        do {
-            token = try client.treeObserve(path, query: query, type: t, onGone: {
-                Listeners.gone(id)
-                TreeObservers.forget(id)
-                if let f = context.ctxFree { f(context.ctx) }
-            }) { event in
-                switch event {
-                case .event(_, let snap, let prev):
-                    let s = CTreeSnapshot(snap)
-                    withExtendedLifetime(s) {
-                        if let prev { prev.withCString { cb(c.pointer, unretained(s), $0, nil) } }
-                        else { cb(c.pointer, unretained(s), nil, nil) }
+        return try Listeners.start(db, client, ctx, ctxFree, onGone: { TreeObservers.forget($0) }) { id, token in
+            // Its location is known before the first event (remove_observer inside it works).
+            record(id, path)
+            do {
+                _ = try client.treeObserve(path, query: query, type: t, token: token) { event in
+                    switch event {
+                    case .event(_, let snap, let prev):
+                        let s = CTreeSnapshot(snap)
+                        withExtendedLifetime(s) {
+                            if let prev { prev.withCString { cb(c.pointer, unretained(s), $0, nil) } }
+                            else { cb(c.pointer, unretained(s), nil, nil) }
+                        }
+                    case .cancelled(let e):
+                        var ev = errorValue(e)
+                        cb(c.pointer, nil, nil, &ev)
                     }
-                case .cancelled(let e):
-                    var ev = errorValue(e)
-                    cb(c.pointer, nil, nil, &ev)
                 }
-            }.token
-        } catch {
-            Listeners.abandon(id)
-            forget(id)
-            throw error
+            } catch {
+                forget(id)
+                throw error
+            }
         }
-        if !Listeners.insert(id, token, db) { token.remove() }
-        return id
     }
 
     /// Removes every observer at `path` (of `query` only, when given).

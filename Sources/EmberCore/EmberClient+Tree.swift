@@ -19,13 +19,21 @@ extension EmberClient {
     /// Starts an observer of `type` at `path` through `query`. Returns its handle and token.
     public func treeObserve(_ path: TreePath, query: TreeQuery = TreeQuery(), type: TreeEventType, onGone: (() -> Void)? = nil,
                             _ callback: @escaping (TreeListenEvent) -> Void) throws -> (handle: UInt, token: ListenerToken) {
-        let token = ListenerToken(events: events, onGone: onGone)
+        let token = makeListenerToken(onGone: onGone)
+        token.holdCallbacksUntilStarted()
+        defer { token.started() }
+        return (try treeObserve(path, query: query, type: type, token: token, callback), token)
+    }
+
+    /// Starts an observer with a token from `makeListenerToken`. Returns its handle.
+    public func treeObserve(_ path: TreePath, query: TreeQuery = TreeQuery(), type: TreeEventType, token: ListenerToken,
+                            _ callback: @escaping (TreeListenEvent) -> Void) throws -> UInt {
         let handle = try onWorkerPublic { treeEngine.observe(path, query: query, type: type, token: token, callback: callback) }
         token.detach = { [weak self] in
             guard let self, !self.closed else { return }
             self.worker.async { if !self.treeEngine.closed { self.treeEngine.removeObserver(handle) } }
         }
-        return (handle, token)
+        return handle
     }
 
     /// The tokens of every observer at `path` (of `query` only when given; nil: every query).

@@ -129,13 +129,28 @@ public final class EmberClient: @unchecked Sendable {
     /// Starts a listener. Events arrive on the event thread; an error ends the listener.
     public func listen(_ query: Query, options: ListenOptions = ListenOptions(), onGone: (() -> Void)? = nil,
                        _ callback: @escaping (ListenEvent) -> Void) throws -> ListenerToken {
-        let token = ListenerToken(events: events, onGone: onGone)
+        let token = makeListenerToken(onGone: onGone)
+        token.holdCallbacksUntilStarted()
+        defer { token.started() }
+        try listen(query, options: options, token: token, callback)
+        return token
+    }
+
+    /// A token for a listener not started yet (`listen(_:options:token:_:)`, `treeObserve`): a
+    /// caller that must be able to remove the listener from inside its first callback records the
+    /// token before starting it (the first events may run before the start call returns).
+    public func makeListenerToken(onGone: (() -> Void)? = nil) -> ListenerToken {
+        ListenerToken(events: events, onGone: onGone)
+    }
+
+    /// Starts a listener with a token from `makeListenerToken`.
+    public func listen(_ query: Query, options: ListenOptions = ListenOptions(), token: ListenerToken,
+                       _ callback: @escaping (ListenEvent) -> Void) throws {
         let id = try onWorker { engine.listen(query, options: options, token: token, callback: callback) }
         token.detach = { [weak self] in
             guard let self, !self.closed else { return }
             self.worker.async { if !self.engine.closed { self.engine.removeListener(id) } }
         }
-        return token
     }
 
     // MARK: reads

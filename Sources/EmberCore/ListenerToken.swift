@@ -1,4 +1,7 @@
 import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Responsible for: the contract of a listener's removal. Callbacks for one listener run on the
 /// event thread inside `deliver`, under this token's lock; `remove()` from any other thread takes
@@ -18,6 +21,8 @@ public final class ListenerToken: @unchecked Sendable {
     private let detachLock = Lock()
     private var detachAction: (() -> Void)?
     private var finished = false
+    private let held = Atomic<Bool>(false)
+    private let gate = StartGate()
 
     /// Runs (once) when the token is removed, to detach the listener from the engine. The client
     /// sets it after registering the listener, when the listener may already have ended (an error
@@ -41,8 +46,24 @@ public final class ListenerToken: @unchecked Sendable {
 
     public var isActive: Bool { active.load(ordering: .acquiring) }
 
+    /// Holds this listener's callbacks until `started()`: the call that adds a listener (from a
+    /// thread other than the event thread) returns before its first callback runs, so a callback
+    /// can use the token (to remove its own listener) from the very first event.
+    public func holdCallbacksUntilStarted() {
+        guard !events.isCurrent else { return }
+        gate.close()
+        held.store(true, ordering: .releasing)
+    }
+
+    /// The add call is returning: callbacks held by `holdCallbacksUntilStarted` may run.
+    public func started() {
+        guard held.exchange(false, ordering: .acquiringAndReleasing) else { return }
+        gate.open()
+    }
+
     /// Runs `body` (a user callback) unless the listener was removed. Event thread only.
     func deliver(_ body: () -> Void) {
+        if held.load(ordering: .acquiring) { gate.wait(seconds: 5) }
         callbackLock.lock()
         if active.load(ordering: .acquiring) { body() }
         callbackLock.unlock()
@@ -50,6 +71,7 @@ public final class ListenerToken: @unchecked Sendable {
 
     /// Delivers a final event (an error) and ends the listener.
     func deliverFinal(_ body: () -> Void) {
+        if held.load(ordering: .acquiring) { gate.wait(seconds: 5) }
         callbackLock.lock()
         let wasActive = active.exchange(false, ordering: .acquiringAndReleasing)
         if wasActive { body() }
@@ -91,5 +113,43 @@ public final class ListenerToken: @unchecked Sendable {
             // A stopped event thread runs nothing more: no callback of this listener can follow.
             if !events.post(gone) { gone() }
         }
+    }
+}
+
+/// Responsible for: making the event thread wait (bounded) until a listener's add call returned.
+final class StartGate: @unchecked Sendable {
+    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+    private let cond = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
+    private var isOpen = true
+
+    init() {
+        pthread_mutex_init(mutex, nil)
+        pthread_cond_init(cond, nil)
+    }
+
+    deinit {
+        pthread_cond_destroy(cond)
+        pthread_mutex_destroy(mutex)
+        mutex.deallocate()
+        cond.deallocate()
+    }
+
+    func close() { pthread_mutex_lock(mutex); isOpen = false; pthread_mutex_unlock(mutex) }
+
+    func open() {
+        pthread_mutex_lock(mutex)
+        isOpen = true
+        pthread_cond_broadcast(cond)
+        pthread_mutex_unlock(mutex)
+    }
+
+    /// Returns when open, or after `seconds` (a guard: the add call never waits for the event thread).
+    func wait(seconds: Int) {
+        var deadline = timespec()
+        clock_gettime(CLOCK_REALTIME, &deadline)
+        deadline.tv_sec += seconds
+        pthread_mutex_lock(mutex)
+        while !isOpen && pthread_cond_timedwait(cond, mutex, &deadline) == 0 {}
+        pthread_mutex_unlock(mutex)
     }
 }

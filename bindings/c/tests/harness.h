@@ -68,5 +68,6 @@ void run_threads(void);
 void run_storage(void);
 void run_tree(void);
 void run_boundary(void);
+void run_events(void);
 
 #endif
