@@ -271,6 +271,67 @@ static void BatchTransactionNetwork() {
   CHECK(pending.Await(5000) && pending.error() == kErrorCancelled);
 }
 
+// Issue 15: in a snapshot with several changes, each change's document is the changed one.
+static void ChangeDocumentIsTheChangedOne() {
+  auto firestore = Firestore::Create();
+  Firestore* db = firestore.get();
+  for (const char* id : {"DC", "LA", "TOK"})
+    db->Document(std::string("cities/") + id).Set({{"name", FieldValue::String(std::string(id) == "DC" ? "Washington" : std::string(id) == "LA" ? "Los Angeles" : "Tokyo")}});
+  std::mutex mu;
+  std::string line;
+  Counter events;
+  ListenerRegistration r = db->Collection("cities").OrderBy("name").AddSnapshotListener(
+      [&](const QuerySnapshot& s, Error e, const std::string&) {
+        CHECK(e == kErrorOk);
+        std::string l;
+        for (const DocumentChange& dc : s.DocumentChanges()) l += std::string(1, "AMR"[static_cast<int>(dc.type())]) + dc.document().id() + " ";
+        { std::lock_guard<std::mutex> g(mu); line = l; }
+        events.Add();
+      });
+  CHECK(events.Wait(1));
+  WriteBatch b = db->batch();
+  b.Set(db->Document("cities/A1"), {{"name", FieldValue::String("Aachen")}});
+  b.Set(db->Document("cities/A2"), {{"name", FieldValue::String("Abu Dhabi")}});
+  b.Delete(db->Document("cities/LA"));
+  b.Set(db->Document("cities/DC"), {{"name", FieldValue::String("Aaa")}});  // moves before the added ones
+  b.Commit();
+  CHECK(events.Wait(2));
+  { std::lock_guard<std::mutex> g(mu); CHECK(line == "RLA AA1 AA2 MDC "); if (line != "RLA AA1 AA2 MDC ") std::fprintf(stderr, "changes: %s\n", line.c_str()); }
+  r.Remove();
+}
+
+// Issue 10, items 2 and 3: a std::string holding a NUL is refused before it reaches C (it would
+// name another document); values nested too deeply are refused, never a stack overflow.
+static void NulAndDepthAreRefused() {
+  auto firestore = Firestore::Create();
+  Firestore* db = firestore.get();
+  CHECK(db->Document("c/a").Set({{"v", FieldValue::String("original")}}).Await(5000));
+  std::string nul_id("c/a\0b", 5);
+  Future<void> w = db->Document(nul_id).Set({{"v", FieldValue::String("overwritten")}});
+  CHECK(w.Await(5000) && w.error() == kErrorInvalidArgument);
+  CHECK(db->Document(nul_id).Update({{"v", FieldValue::Integer(1)}}).error() == kErrorInvalidArgument);
+  CHECK(db->Document(nul_id).Delete().error() == kErrorInvalidArgument);
+  CHECK(db->Document(nul_id).Get().error() == kErrorInvalidArgument);
+  CHECK(db->Document("c/a").Get().result()->Get("v").string_value() == "original");
+  CHECK(db->Collection(std::string("c\0d", 3)).Get().error() == kErrorInvalidArgument);
+  CHECK(db->CollectionGroup(std::string("g\0h", 3)).Get().error() == kErrorInvalidArgument);
+  CHECK(db->Collection("c").WhereEqualTo(std::string("f\0g", 3), FieldValue::Integer(1)).Get().error() == kErrorInvalidArgument);
+  CHECK(db->Collection("c").OrderBy(std::string("f\0g", 3)).Get().error() == kErrorInvalidArgument);
+  WriteBatch b = db->batch();
+  b.Set(db->Document(nul_id), {{"v", FieldValue::Integer(1)}});
+  CHECK(b.Commit().error() == kErrorInvalidArgument);
+  FieldValue deep = FieldValue::Integer(1);
+  for (int i = 0; i < 200; i++) deep = FieldValue::Array({deep});
+  CHECK(db->Document("c/deep").Set({{"v", deep}}).error() == kErrorInvalidArgument);
+  CHECK(db->Document("c/deep").Update({{"v", FieldValue::ArrayUnion({deep})}}).error() == kErrorInvalidArgument);
+  CHECK(db->Collection("c").WhereEqualTo("v", deep).Get().error() == kErrorInvalidArgument);
+  CHECK(db->Collection("c").OrderBy("v").StartAt({deep}).Get().error() == kErrorInvalidArgument);
+  FieldValue deep_map = FieldValue::Integer(1);
+  for (int i = 0; i < 200; i++) deep_map = FieldValue::Map({{"m", deep_map}});
+  CHECK(db->Document("c/deep").Set({{"v", deep_map}}).error() == kErrorInvalidArgument);
+  CHECK(!db->Document("c/deep").Get().result()->exists());
+}
+
 int main() {
 #define RUN(t) do { t(); ExpectNoInstances(#t); } while (0)
   RUN(ValuesRoundTrip);
@@ -279,6 +340,8 @@ int main() {
   RUN(RemoveFromInsideCallback);
   RUN(ChangesAndIndexes);
   RUN(BatchTransactionNetwork);
+  RUN(ChangeDocumentIsTheChangedOne);
+  RUN(NulAndDepthAreRefused);
   std::printf("C++ wrapper tests: %d checks, %d failures\n", checks, failures);
   return failures == 0 ? 0 : 1;
 }

@@ -248,8 +248,62 @@ def test_listen_argument_errors(db):
         db.document("c/x").on_snapshot(None)
     with pytest.raises(ember.InvalidArgumentError, match="source"):
         db.document("c/x").on_snapshot(lambda *a: None, source="server-only")
-    with pytest.raises(ember.InvalidArgumentError, match="offset"):
-        db.collection("c").offset(1).on_snapshot(lambda *a: None)
+    # An invalid query is an error of the listen: it goes to on_error (see below), not raised.
+    errors = []
+    w = db.collection("c").offset(1).on_snapshot(lambda *a: None, on_error=errors.append)
+    assert len(errors) == 1 and isinstance(errors[0], ember.InvalidArgumentError) and "offset" in str(errors[0])
+    assert not w.is_active
+
+
+def test_invalid_listen_calls_on_error_once_and_ends_the_watch(db, caplog):
+    calls, errors = [], []
+    q = db.collection("c").limit_to_last(2)          # no order_by: invalid when run
+    w = q.on_snapshot(lambda *a: calls.append(a), on_error=errors.append)
+    db.collection("c").document("a").set({"v": 1}).wait(5)
+    time.sleep(0.05)
+    assert calls == [] and len(errors) == 1 and isinstance(errors[0], ember.InvalidArgumentError)
+    assert not w.is_active
+    w.unsubscribe()                                   # still fine
+    with caplog.at_level(logging.ERROR, logger="ember"):
+        w2 = q.on_snapshot(lambda *a: calls.append(a))  # no on_error: logged
+    assert "limit" in caplog.text and calls == [] and not w2.is_active
+
+
+def test_document_listener_docs_carry_snapshot_metadata(db, recorder):
+    ref = db.document("cities/SF")
+    w = ref.on_snapshot(recorder, include_metadata_changes=True)
+    docs, _, rt = recorder.wait(1)
+    assert docs.size == 1 and not docs.empty and docs.read_time == rt
+    assert docs.metadata.has_pending_writes is False
+    ref.set({"name": "SF"})
+    docs, _, _ = recorder.wait(2)
+    assert docs.metadata.has_pending_writes is True and docs.metadata.from_cache in (True, False)
+    assert docs.docs == [docs[0]] and docs[0].id == "SF"
+    w.unsubscribe()
+
+
+def test_each_change_carries_its_own_document(db, recorder):
+    cities = db.collection("cities")
+    for cid, name in [("DC", "Washington"), ("LA", "Los Angeles"), ("TOK", "Tokyo")]:
+        cities.document(cid).set({"name": name})
+    w = cities.order_by("name").on_snapshot(recorder)
+    recorder.wait(1)
+    b = db.batch()
+    b.set(cities.document("A1"), {"name": "Aachen"})
+    b.set(cities.document("A2"), {"name": "Abu Dhabi"})
+    b.delete(cities.document("LA"))
+    b.set(cities.document("DC"), {"name": "Aaa"})      # moves before the added ones
+    b.commit()
+    docs, changes, _ = recorder.wait(2)
+    got = [(c.type.name, c.document.id, c.old_index, c.new_index) for c in changes]
+    # Step by step: new_index 0 of A1 is its place before DC moved in front of it.
+    assert got == [("REMOVED", "LA", 0, -1), ("ADDED", "A1", -1, 0), ("ADDED", "A2", -1, 1),
+                   ("MODIFIED", "DC", 3, 0)]
+    for c in changes:
+        if c.type != ChangeType.REMOVED:
+            assert c.document.to_dict() == next(d.to_dict() for d in docs if d.id == c.document.id)
+    assert [d.id for d in docs] == ["DC", "A1", "A2", "TOK"]
+    w.unsubscribe()
 
 
 def test_close_ends_listeners(recorder):

@@ -317,3 +317,30 @@ def test_offline_and_close(db):
     with pytest.raises(ember.FailedPreconditionError):
         db.reference("a")
     ref.remove_observer(h)   # after close: harmless
+
+
+def test_exception_in_observe_callback_is_logged_and_later_events_arrive(caplog):
+    import logging
+    import threading
+    db = ember.Client()
+    try:
+        seen = []
+        two = threading.Event()
+
+        def cb(snap, prev):
+            seen.append(snap.key)
+            if len(seen) == 2:
+                two.set()
+            if len(seen) == 1:
+                raise RuntimeError("boom in observer")
+
+        with caplog.at_level(logging.ERROR, logger="ember"):
+            h = db.reference("posts").observe(ember.EventType.CHILD_ADDED, cb)
+            db.reference("posts/a").set(1)
+            db.reference("posts/b").set(2)
+            assert two.wait(5)
+        assert seen[:2] == ["a", "b"]
+        assert "boom in observer" in caplog.text
+        db.reference("posts").remove_observer(h)
+    finally:
+        db.close()

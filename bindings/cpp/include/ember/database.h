@@ -50,7 +50,7 @@ class Database {
     s.persistence = settings.is_persistence_enabled();
     s.cache_size_bytes = settings.cache_size_bytes();
     ember_error err = internal::NewError();
-    ember_db* db = ember_db_open(&s, &err);
+    ember_db* db = firestore::internal::NoNul(settings.path(), "Settings path", &err) ? ember_db_open(&s, &err) : nullptr;
     if (error) *error = ErrorFromCode(err.code);
     if (error_message) *error_message = err.message;
     if (!db) return nullptr;
@@ -79,7 +79,11 @@ class Database {
     ember_ref* r = ember_ref_new(state_->db, path, &err);
     return DatabaseReference(state_, r, err);
   }
-  DatabaseReference GetReference(const std::string& path) const { return GetReference(path.c_str()); }
+  DatabaseReference GetReference(const std::string& path) const {
+    ember_error err = internal::NewError();
+    if (!firestore::internal::NoNul(path, "GetReference: the path", &err)) return DatabaseReference(state_, nullptr, err);
+    return GetReference(path.c_str());
+  }
 
   /// The network switch (shared with the documents): offline, writes queue and listeners serve
   /// what the client has; online, queued writes go to the backend.

@@ -18,6 +18,7 @@ import logging
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence
 
 from . import _ember
+from ._errors import EmberError
 from ._values import CHANGE_FROM_C, ChangeType, field_path_str
 
 log = logging.getLogger("ember")
@@ -217,6 +218,37 @@ class QuerySnapshot(_ember.Snapshot):
         return f"<QuerySnapshot size={len(self)} from_cache={self._from_cache} has_pending_writes={self._has_pending_writes}>"
 
 
+class DocumentListenSnapshot(list):
+    """`docs` of a document listener's callback: a list of the one DocumentSnapshot with what a
+    query snapshot has: `.metadata`, `.read_time`, `.size`, `.empty`, `.docs`."""
+
+    __slots__ = ("_rt",)
+
+    def __init__(self, doc: DocumentSnapshot, read_time: _dt.datetime) -> None:
+        super().__init__((doc,))
+        self._rt = read_time
+
+    @property
+    def metadata(self) -> SnapshotMetadata:
+        return self[0].metadata
+
+    @property
+    def read_time(self) -> _dt.datetime:
+        return self._rt
+
+    @property
+    def size(self) -> int:
+        return len(self)
+
+    @property
+    def empty(self) -> bool:
+        return len(self) == 0
+
+    @property
+    def docs(self) -> List[DocumentSnapshot]:
+        return list(self)
+
+
 class DocumentChange:
     """One change between two snapshots: `type` (ChangeType), `document`, `old_index`, `new_index`
     (-1 where there is none)."""
@@ -267,6 +299,15 @@ class WriteResult:
         return f"WriteResult(update_time={self.update_time!r})"
 
 
+class _EndedListener:
+    """The listener of a watch that could not start (its error went to on_error)."""
+
+    active = False
+
+    def remove(self) -> None:
+        pass
+
+
 class Watch:
     """A listener registration (google-cloud-firestore's Watch): `unsubscribe()` is idempotent
     and, when it returns, the callback is not running and never runs again (except when called
@@ -276,6 +317,16 @@ class Watch:
 
     def __init__(self, listener: Any) -> None:
         self._listener = listener
+
+    @staticmethod
+    def start(listen: Callable[[], Any], on_error: Optional[Callable[[BaseException], Any]], what: str) -> "Watch":
+        """Runs `listen()`; when the listen is invalid (an EmberError), on_error(exc) runs once
+        (logged without on_error) and the returned watch has ended, as for an error later."""
+        try:
+            return Watch(listen())
+        except EmberError as e:
+            _report(on_error, e, what)
+            return Watch(_EndedListener())
 
     def unsubscribe(self) -> None:
         self._listener.remove()
@@ -326,7 +377,7 @@ def document_dispatcher(callback: Callable, on_error: Optional[Callable], path: 
                 state[1] = doc._raw()
             state[0] = exists
             rt = doc._rt = _now(_UTC)
-            callback([doc], changes, rt)
+            callback(DocumentListenSnapshot(doc, rt), changes, rt)
         except Exception:
             log.exception("exception in the snapshot callback of the listener on %s", path)
 

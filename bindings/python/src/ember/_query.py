@@ -218,11 +218,16 @@ class Query:
         from ._client import _flags
         if not callable(callback):
             raise InvalidArgumentError("on_snapshot(callback): callback must be callable")
-        if self._offset:
-            raise InvalidArgumentError("on_snapshot(): queries with offset() cannot be listened to")
         flags = _flags(include_metadata_changes, source)
-        dispatch = query_dispatcher(callback, on_error, f"the listener on {self!r}", self)
-        return Watch(self._handle.listen(flags, dispatch))
+        what = f"the listener on {self!r}"
+        dispatch = query_dispatcher(callback, on_error, what, self)
+
+        def listen() -> Any:
+            if self._offset:
+                raise InvalidArgumentError("on_snapshot(): queries with offset() cannot be listened to")
+            return self._handle.listen(flags, dispatch)
+
+        return Watch.start(listen, on_error, what)
 
     def snapshots(self, include_metadata_changes: bool = False, source: Any = ListenSource.DEFAULT):
         """`async for docs, changes, read_time in query.snapshots()`; leaving the loop unsubscribes."""

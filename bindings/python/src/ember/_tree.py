@@ -19,6 +19,7 @@ FailedPreconditionError).
 """
 from __future__ import annotations
 
+import logging
 import enum
 from collections import OrderedDict
 from typing import Any, Callable, Dict, Optional
@@ -52,9 +53,21 @@ def _event_type(event_type: Any) -> int:
 
 
 def _callback(callback: Any) -> Callable[[DataSnapshot, Optional[str]], Any]:
+    """`callback` wrapped so that an exception it raises is logged (logger "ember"), as for
+    document listeners, and later events still come."""
     if not callable(callback):
         raise TypeError("observe(callback): callback(snapshot, prev_key) must be callable")
-    return callback
+
+    def observer(snapshot: DataSnapshot, prev_key: Optional[str]) -> None:
+        try:
+            callback(snapshot, prev_key)
+        except Exception:
+            log.exception("exception in the tree observer callback %r", callback)
+
+    return observer
+
+
+log = logging.getLogger("ember")
 
 
 class TreeQuery:

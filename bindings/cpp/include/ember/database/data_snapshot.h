@@ -82,9 +82,11 @@ class DataSnapshot {
     ember_tree_snapshot_release(c);
     return out;
   }
-  DataSnapshot Child(const std::string& path) const { return Child(path.c_str()); }
+  DataSnapshot Child(const std::string& path) const {
+    return path.find('\0') == std::string::npos ? Child(path.c_str()) : DataSnapshot();
+  }
   bool HasChild(const char* path) const { return Child(path).exists(); }
-  bool HasChild(const std::string& path) const { return HasChild(path.c_str()); }
+  bool HasChild(const std::string& path) const { return Child(path).exists(); }
   /// The location this data came from.
   DatabaseReference GetReference() const;
   /// Ember's addition: the location's path ("/posts/abc").

@@ -52,7 +52,11 @@ class DatabaseReference : public Query {
     if (!path) err = internal::MakeError(EMBER_ERR_INVALID_ARGUMENT, "Child: the path is null");
     return DatabaseReference(state_, c, err);
   }
-  DatabaseReference Child(const std::string& path) const { return Child(path.c_str()); }
+  DatabaseReference Child(const std::string& path) const {
+    if (ref_ && path.find('\0') != std::string::npos)
+      return DatabaseReference(state_, nullptr, internal::MakeError(EMBER_ERR_INVALID_ARGUMENT, "Child: the path must not contain a NUL character"));
+    return Child(path.c_str());
+  }
   /// A new child whose key is a push id (time-ordered, strictly increasing in the process).
   /// Nothing is written until SetValue.
   DatabaseReference PushChild() const {

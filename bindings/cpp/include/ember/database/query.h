@@ -216,7 +216,13 @@ class Query {
       return ember_tree_query_order_by_child(q, path, e);
     }, &Params::order);
   }
-  Query OrderByChild(const std::string& path) const { return OrderByChild(path.c_str()); }
+  Query OrderByChild(const std::string& path) const {
+    if (path.find('\0') == std::string::npos) return OrderByChild(path.c_str());
+    return Step("child:", [](ember_tree_query*, ember_error* e) {
+      *e = internal::MakeError(EMBER_ERR_INVALID_ARGUMENT, "OrderByChild: the path must not contain a NUL character");
+      return false;
+    }, &Params::order);
+  }
   /// Ember has no priorities: an invalid query (kErrorInvalidArgument).
   Query OrderByPriority() const {
     return Step("priority", [](ember_tree_query*, ember_error* e) {

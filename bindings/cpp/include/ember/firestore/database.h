@@ -36,7 +36,7 @@ class WriteBatch {
     internal::WritePayload p = internal::SetPayload(data, options);
     std::vector<const char*> fields = internal::FieldList(options);
     return Step([&](ember_batch* b, ember_error* e) {
-      if (!internal::PayloadOk(p, e)) return false;
+      if (!internal::PayloadOk(p, e) || !internal::NoNul(document.path(), "document path", e)) return false;
       if (options.type() == SetOptions::Type::kOverwrite)
         return ember_batch_set(b, document.path().c_str(), EMBER_FORMAT_MSGPACK, p.data.data(), p.data.size(),
                                p.transforms.empty() ? nullptr : p.transforms.data(), p.transforms.size(), e);
@@ -48,13 +48,15 @@ class WriteBatch {
   WriteBatch& Update(const DocumentReference& document, const MapFieldValue& data) {
     internal::WritePayload p = internal::SplitWrite(data, true, true);
     return Step([&](ember_batch* b, ember_error* e) {
-      if (!internal::PayloadOk(p, e)) return false;
+      if (!internal::PayloadOk(p, e) || !internal::NoNul(document.path(), "document path", e)) return false;
       return ember_batch_update(b, document.path().c_str(), EMBER_FORMAT_MSGPACK, p.data.data(), p.data.size(),
                                 p.transforms.empty() ? nullptr : p.transforms.data(), p.transforms.size(), e);
     });
   }
   WriteBatch& Delete(const DocumentReference& document) {
-    return Step([&](ember_batch* b, ember_error* e) { return ember_batch_delete(b, document.path().c_str(), e); });
+    return Step([&](ember_batch* b, ember_error* e) {
+      return internal::NoNul(document.path(), "document path", e) && ember_batch_delete(b, document.path().c_str(), e);
+    });
   }
   /// Applies every write at once; completes when the backend acknowledges.
   Future<void> Commit() {
@@ -87,7 +89,8 @@ class Transaction {
   /// Reads at the backend; an invalid snapshot with *error set on failure.
   DocumentSnapshot Get(const DocumentReference& document, Error* error = nullptr, std::string* error_message = nullptr) {
     ember_error err = internal::NewError();
-    ember_document* doc = ember_transaction_get(tx_, document.path().c_str(), &err);
+    ember_document* doc = internal::NoNul(document.path(), "document path", &err)
+        ? ember_transaction_get(tx_, document.path().c_str(), &err) : nullptr;
     if (error) *error = static_cast<Error>(err.code);
     if (error_message) *error_message = err.message;
     if (!doc) return DocumentSnapshot();
@@ -99,7 +102,7 @@ class Transaction {
     internal::WritePayload p = internal::SetPayload(data, options);
     std::vector<const char*> fields = internal::FieldList(options);
     Record([&](ember_error* e) {
-      if (!internal::PayloadOk(p, e)) return false;
+      if (!internal::PayloadOk(p, e) || !internal::NoNul(document.path(), "document path", e)) return false;
       if (options.type() == SetOptions::Type::kOverwrite)
         return ember_transaction_set(tx_, document.path().c_str(), EMBER_FORMAT_MSGPACK, p.data.data(), p.data.size(),
                                      p.transforms.empty() ? nullptr : p.transforms.data(), p.transforms.size(), e);
@@ -111,13 +114,15 @@ class Transaction {
   void Update(const DocumentReference& document, const MapFieldValue& data) {
     internal::WritePayload p = internal::SplitWrite(data, true, true);
     Record([&](ember_error* e) {
-      if (!internal::PayloadOk(p, e)) return false;
+      if (!internal::PayloadOk(p, e) || !internal::NoNul(document.path(), "document path", e)) return false;
       return ember_transaction_update(tx_, document.path().c_str(), EMBER_FORMAT_MSGPACK, p.data.data(), p.data.size(),
                                       p.transforms.empty() ? nullptr : p.transforms.data(), p.transforms.size(), e);
     });
   }
   void Delete(const DocumentReference& document) {
-    Record([&](ember_error* e) { return ember_transaction_delete(tx_, document.path().c_str(), e); });
+    Record([&](ember_error* e) {
+      return internal::NoNul(document.path(), "document path", e) && ember_transaction_delete(tx_, document.path().c_str(), e);
+    });
   }
   /// The first refused write of this attempt (it fails the commit).
   const ember_error& write_error() const { return write_error_; }
@@ -147,7 +152,7 @@ class Firestore {
     s.persistence = settings.is_persistence_enabled();
     s.cache_size_bytes = settings.cache_size_bytes();
     ember_error err = internal::NewError();
-    ember_db* db = ember_db_open(&s, &err);
+    ember_db* db = internal::NoNul(settings.path(), "Settings path", &err) ? ember_db_open(&s, &err) : nullptr;
     if (error) *error = static_cast<Error>(err.code);
     if (error_message) *error_message = err.message;
     if (!db) return nullptr;
@@ -167,6 +172,7 @@ class Firestore {
   /// Every collection with this id, wherever it is.
   Query CollectionGroup(const std::string& collection_id) const {
     ember_error err = internal::NewError();
+    if (!internal::NoNul(collection_id, "collection id", &err)) return Query(db_, nullptr, err);
     ember_query* q = ember_query_new_collection_group(db_->db, collection_id.c_str(), &err);
     return Query(db_, q, err);
   }

@@ -133,7 +133,9 @@ class FieldValue {
 
   // ---- Ember's additions: the wire form
   /// Appends this value as MessagePack (sentinels are not values: callers split them out).
-  void Encode(internal::MsgpackWriter& w) const;
+  /// Writes the value as MessagePack; a value nested more than MsgpackWriter::kMaxDepth deep
+  /// sets w.too_deep (and writes nil there) instead of recursing further.
+  void Encode(internal::MsgpackWriter& w, int depth = 0) const;
   /// Decodes one value; an invalid FieldValue when malformed.
   static FieldValue Decode(internal::MsgpackReader& r, const internal::Db& db, int depth = 0);
   static FieldValue FromMsgpack(const char* data, size_t len, const internal::Db& db) {
@@ -221,8 +223,9 @@ inline std::string FieldValue::ToString() const {
   return "?";
 }
 
-inline void FieldValue::Encode(internal::MsgpackWriter& w) const {
+inline void FieldValue::Encode(internal::MsgpackWriter& w, int depth) const {
   if (!valid_) { w.Nil(); return; }
+  if (depth > internal::MsgpackWriter::kMaxDepth) { w.too_deep = true; w.Nil(); return; }
   switch (type_) {
     case Type::kNull: w.Nil(); break;
     case Type::kBoolean: w.Bool(b_); break;
@@ -235,11 +238,11 @@ inline void FieldValue::Encode(internal::MsgpackWriter& w) const {
     case Type::kGeoPoint: w.GeoPoint(g_.latitude(), g_.longitude()); break;
     case Type::kArray:
       w.Array(a_->size());
-      for (const auto& v : *a_) v.Encode(w);
+      for (const auto& v : *a_) v.Encode(w, depth + 1);
       break;
     case Type::kMap:
       w.Map(m_->size());
-      for (const auto& kv : *m_) { w.Str(kv.first); kv.second.Encode(w); }
+      for (const auto& kv : *m_) { w.Str(kv.first); kv.second.Encode(w, depth + 1); }
       break;
     default: w.Nil(); break;  // sentinels are split out before encoding
   }
@@ -336,9 +339,11 @@ inline WritePayload SplitWrite(const MapFieldValue& fields, bool keys_are_paths,
     std::vector<std::pair<std::string, const FieldValue*>>& transforms;
     std::string& error;
     bool drop;
-    static bool HasSentinel(const FieldValue& v) {
+    int depth = 0;  // maps being written, inside one another
+    static bool HasSentinel(const FieldValue& v, int d = 0) {
       if (v.is_sentinel()) return true;
-      if (v.is_array()) for (const auto& e : v.array_value()) if (HasSentinel(e)) return true;
+      if (d > MsgpackWriter::kMaxDepth) return false;  // the encoder reports the depth
+      if (v.is_array()) for (const auto& e : v.array_value()) if (HasSentinel(e, d + 1)) return true;
       return false;
     }
     // Writes the map's non-sentinel fields; collects sentinels under `prefix`.
@@ -352,10 +357,12 @@ inline WritePayload SplitWrite(const MapFieldValue& fields, bool keys_are_paths,
         if (v.is_sentinel()) {
           transforms.emplace_back(path, &v);
         } else if (v.is_map()) {
+          if (++depth > MsgpackWriter::kMaxDepth) { --depth; error = "Invalid data. The value is nested too deeply (field " + path + ")"; continue; }
           MapFieldValue inner = v.map_value();
           size_t before = transforms.size();
           MsgpackWriter sub;
           Map(inner, path, false, sub);
+          --depth;
           bool emptied = !inner.empty() && sub.bytes.size() == 5 && transforms.size() > before;
           if (!(drop && emptied)) nested.emplace_back(kv.first, sub.bytes);
         } else {
@@ -365,7 +372,8 @@ inline WritePayload SplitWrite(const MapFieldValue& fields, bool keys_are_paths,
         }
       }
       w.Map(keep.size() + nested.size());
-      for (const auto& k : keep) { w.Str(*k.first); k.second->Encode(w); }
+      for (const auto& k : keep) { w.Str(*k.first); k.second->Encode(w, depth + 1); }
+      if (w.too_deep) error = "Invalid data. The value is nested too deeply";
       for (const auto& n : nested) { w.Str(n.first); w.bytes += n.second; }
     }
   } walker{transforms, out.error, drop_emptied_maps};
@@ -388,6 +396,7 @@ inline WritePayload SplitWrite(const MapFieldValue& fields, bool keys_are_paths,
           t.Map(1);
           t.Str(v.type() == FieldValue::Type::kArrayUnion ? "arrayUnion" : "arrayRemove");
           FieldValue::Array(v.array_value()).Encode(t);  // array_value() of a sentinel: its elements
+          if (t.too_deep) out.error = "Invalid data. The value is nested too deeply (field " + tr.first + ")";
           break;
         }
         default: break;

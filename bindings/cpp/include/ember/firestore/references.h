@@ -128,6 +128,14 @@ ListenerRegistration DeliverError(const Db& db, Listener<Snapshot> fn, const emb
 }
 
 /// The C calls of one write kind, shared by documents, batches and transactions.
+/// True when `s` can cross the C ABI as a NUL-terminated string. Otherwise fills *err
+/// (kErrorInvalidArgument): C would read only what precedes the NUL (another document).
+inline bool NoNul(const std::string& s, const char* what, ember_error* err) {
+  if (s.find('\0') == std::string::npos) return true;
+  *err = MakeError(kErrorInvalidArgument, std::string(what) + " must not contain a NUL character");
+  return false;
+}
+
 inline bool PayloadOk(const WritePayload& p, ember_error* err) {
   if (p.error.empty()) return true;
   *err = MakeError(kErrorInvalidArgument, p.error);
@@ -161,6 +169,7 @@ class DocumentReference {
 
   Future<DocumentSnapshot> Get(Source source = Source::kDefault) const {
     ember_error err = internal::NewError();
+    if (!internal::NoNul(path_, "document path", &err)) return internal::Failed<DocumentSnapshot>(err);
     ember_document* doc = ember_doc_get(Raw(), path_.c_str(), static_cast<ember_source>(source), &err);
     if (!doc) return internal::Failed<DocumentSnapshot>(err);
     internal::Promise<DocumentSnapshot> p;
@@ -175,7 +184,7 @@ class DocumentReference {
     internal::WritePayload p = internal::SetPayload(data, options);
     std::vector<const char*> fields = internal::FieldList(options);
     return internal::Write([&](ember_write_cb cb, void* ctx, ember_error* err) {
-      if (!internal::PayloadOk(p, err)) return false;
+      if (!internal::PayloadOk(p, err) || !internal::NoNul(path_, "document path", err)) return false;
       if (options.type() == SetOptions::Type::kOverwrite)
         return ember_doc_set(Raw(), path_.c_str(), EMBER_FORMAT_MSGPACK, p.data.data(), p.data.size(),
                              p.transforms.empty() ? nullptr : p.transforms.data(), p.transforms.size(), cb, ctx, err);
@@ -190,7 +199,7 @@ class DocumentReference {
   Future<void> Update(const MapFieldValue& data) const {
     internal::WritePayload p = internal::SplitWrite(data, true, true);
     return internal::Write([&](ember_write_cb cb, void* ctx, ember_error* err) {
-      if (!internal::PayloadOk(p, err)) return false;
+      if (!internal::PayloadOk(p, err) || !internal::NoNul(path_, "document path", err)) return false;
       return ember_doc_update(Raw(), path_.c_str(), EMBER_FORMAT_MSGPACK, p.data.data(), p.data.size(),
                               p.transforms.empty() ? nullptr : p.transforms.data(), p.transforms.size(), cb, ctx, err);
     });
@@ -198,6 +207,7 @@ class DocumentReference {
 
   Future<void> Delete() const {
     return internal::Write([&](ember_write_cb cb, void* ctx, ember_error* err) {
+      if (!internal::NoNul(path_, "document path", err)) return false;
       return ember_doc_delete(Raw(), path_.c_str(), cb, ctx, err);
     });
   }
@@ -233,8 +243,9 @@ class DocumentReference {
  private:
   ember_db* Raw() const { return db_ ? db_->db : nullptr; }
   ListenerRegistration Listen(uint32_t flags, internal::Listener<DocumentSnapshot> callback) const {
-    auto* ctx = new internal::ListenerContext<DocumentSnapshot>{std::move(callback), db_};
     ember_error err = internal::NewError();
+    if (!internal::NoNul(path_, "document path", &err)) return internal::DeliverError(db_, std::move(callback), err);
+    auto* ctx = new internal::ListenerContext<DocumentSnapshot>{std::move(callback), db_};
     ember_listener_token t = ember_doc_listen(Raw(), path_.c_str(), flags, &internal::OnDocument, ctx,
                                               &internal::FreeListener<DocumentSnapshot>, &err);
     if (t != 0) return ListenerRegistration(t);
@@ -277,6 +288,7 @@ class Query {
 
   Query OrderBy(const std::string& field, Direction direction = Direction::kAscending) const {
     return Step([&](ember_query* q, ember_error* e) {
+      if (!internal::NoNul(field, "field path", e)) return false;
       return ember_query_order_by(q, field.c_str(), direction == Direction::kDescending, e);
     });
   }
@@ -372,6 +384,8 @@ class Query {
         *e = internal::MakeError(kErrorInvalidArgument, "Invalid query. A FieldValue sentinel or invalid value is not a filter operand");
         return false;
       }
+      if (w.too_deep) { *e = internal::MakeError(kErrorInvalidArgument, "Invalid query. The value is nested too deeply"); return false; }
+      if (!internal::NoNul(field, "field path", e)) return false;
       return ember_query_where(q, field.c_str(), op, EMBER_FORMAT_MSGPACK, w.bytes.data(), w.bytes.size(), e);
     });
   }
@@ -382,6 +396,7 @@ class Query {
     internal::MsgpackWriter w;
     FieldValue::Array(values).Encode(w);
     return Step([&](ember_query* q, ember_error* e) {
+      if (w.too_deep) { *e = internal::MakeError(kErrorInvalidArgument, "Invalid query. A cursor value is nested too deeply"); return false; }
       return ember_query_cursor(q, cursor, EMBER_FORMAT_MSGPACK, w.bytes.data(), w.bytes.size(), e);
     });
   }
@@ -439,6 +454,7 @@ class CollectionReference : public Query {
  private:
   static Query Make(const internal::Db& db, const std::string& path) {
     ember_error err = internal::NewError();
+    if (!internal::NoNul(path, "collection path", &err)) return Query(db, nullptr, err);
     ember_query* q = ember_query_new(db ? db->db : nullptr, path.c_str(), &err);
     return Query(db, q, err);
   }

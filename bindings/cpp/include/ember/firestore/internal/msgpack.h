@@ -16,6 +16,9 @@ namespace internal {
 class MsgpackWriter {
  public:
   std::string bytes;
+  /// Set by an encoder that met a value nested deeper than it writes (kMaxDepth).
+  bool too_deep = false;
+  static constexpr int kMaxDepth = 64;
   void Nil() { bytes.push_back(static_cast<char>(0xc0)); }
   void Bool(bool b) { bytes.push_back(static_cast<char>(b ? 0xc3 : 0xc2)); }
   void Int(int64_t v) { Byte(0xd3); Be(static_cast<uint64_t>(v), 8); }
