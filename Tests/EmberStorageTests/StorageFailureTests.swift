@@ -96,6 +96,7 @@ final class StorageFailureTests: XCTestCase {
             let seen = events.all.joined(separator: ",")
             token.remove()
             client.close()
+            p.close()   // the client does not own a persistence it was given
             let refused = (5..<15).filter { outcomes[$0]! != nil }
             XCTAssertGreaterThan(refused.count, 5, "10 writes of 8 KB cannot fit in 3 more pages")
             for i in 0..<20 {
