@@ -243,6 +243,12 @@ bool ember_doc_set(ember_db *db, const char *path, ember_format format,
 /** Set with merge: fields == NULL (n_fields 0) merges every field given in `data` (nested maps
  *  merge field by field, SetOptions.merge()); otherwise only the listed field paths are
  *  written (SetOptions.mergeFields), each must be in data or transforms. */
+/** Firestore's create: a set that fails (ALREADY_EXISTS, "Document already exists: <path>") when
+ *  the document exists at the backend; one write, rolled back locally like any refused write.
+ *  Same arguments as ember_doc_set. */
+bool ember_doc_create(ember_db *db, const char *path, ember_format format,
+                      const void *data, size_t data_len, const void *transforms, size_t transforms_len,
+                      ember_write_cb cb, void *ctx, ember_error *err);
 bool ember_doc_merge(ember_db *db, const char *path, ember_format format,
                      const void *data, size_t data_len, const void *transforms, size_t transforms_len,
                      const char *const *fields, size_t n_fields,
@@ -286,6 +292,11 @@ const char *ember_document_path(const ember_document *doc);
 bool ember_document_has_pending_writes(const ember_document *doc);
 /** The snapshot came from the cache (offline, cache source, or not yet confirmed). */
 bool ember_document_is_from_cache(const ember_document *doc);
+/** When the backend created / last updated the document: microseconds since the Unix epoch, 0
+ *  when unknown (a document that does not exist, or whose only state is a local write not yet
+ *  acknowledged). */
+int64_t ember_document_create_time(const ember_document *doc);
+int64_t ember_document_update_time(const ember_document *doc);
 
 /** All fields as one map. OWNED buffer (ember_free); NULL with EMBER_ERR_NOT_FOUND when the
  *  document does not exist. Pending server timestamps read as null. */
@@ -307,6 +318,10 @@ void ember_batch_release(ember_batch *batch);
 bool ember_batch_set(ember_batch *batch, const char *path, ember_format format,
                      const void *data, size_t data_len, const void *transforms, size_t transforms_len,
                      ember_error *err);
+/** A create in the batch (the whole batch fails with ALREADY_EXISTS when the document exists). */
+bool ember_batch_create(ember_batch *batch, const char *path, ember_format format,
+                        const void *data, size_t data_len, const void *transforms, size_t transforms_len,
+                        ember_error *err);
 bool ember_batch_merge(ember_batch *batch, const char *path, ember_format format,
                        const void *data, size_t data_len, const void *transforms, size_t transforms_len,
                        const char *const *fields, size_t n_fields, ember_error *err);

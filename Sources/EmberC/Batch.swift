@@ -59,6 +59,17 @@ public func ember_batch_set(_ b: OpaquePointer?, _ path: UnsafePointer<CChar>?, 
     }
 }
 
+@_cdecl("ember_batch_create")
+public func ember_batch_create(_ b: OpaquePointer?, _ path: UnsafePointer<CChar>?, _ format: Int32,
+                               _ data: UnsafeRawPointer?, _ dataLen: Int, _ transforms: UnsafeRawPointer?, _ transformsLen: Int,
+                               _ err: UnsafeMutablePointer<ember_error>?) -> Bool {
+    wrap(err, false) {
+        try object(b, CBatch.self, "batch").add {
+            try makeMutation(path: path, kind: .create, format: format, data: data, dataLen: dataLen, transforms: transforms, transformsLen: transformsLen)
+        }
+    }
+}
+
 @_cdecl("ember_batch_merge")
 public func ember_batch_merge(_ b: OpaquePointer?, _ path: UnsafePointer<CChar>?, _ format: Int32,
                               _ data: UnsafeRawPointer?, _ dataLen: Int, _ transforms: UnsafeRawPointer?, _ transformsLen: Int,

@@ -64,6 +64,12 @@ public func ember_document_path(_ d: OpaquePointer?) -> UnsafePointer<CChar>? {
 @_cdecl("ember_document_has_pending_writes")
 public func ember_document_has_pending_writes(_ d: OpaquePointer?) -> Bool { doc(d)?.document?.hasLocalMutations ?? false }
 
+@_cdecl("ember_document_create_time")
+public func ember_document_create_time(_ d: OpaquePointer?) -> Int64 { doc(d)?.document?.createTime ?? 0 }
+
+@_cdecl("ember_document_update_time")
+public func ember_document_update_time(_ d: OpaquePointer?) -> Int64 { doc(d)?.document?.updateTime ?? 0 }
+
 @_cdecl("ember_document_is_from_cache")
 public func ember_document_is_from_cache(_ d: OpaquePointer?) -> Bool { doc(d)?.fromCache ?? false }
 

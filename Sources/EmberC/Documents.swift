@@ -22,6 +22,17 @@ public func ember_doc_set(_ db: OpaquePointer?, _ path: UnsafePointer<CChar>?, _
     }
 }
 
+@_cdecl("ember_doc_create")
+public func ember_doc_create(_ db: OpaquePointer?, _ path: UnsafePointer<CChar>?, _ format: Int32,
+                             _ data: UnsafeRawPointer?, _ dataLen: Int, _ transforms: UnsafeRawPointer?, _ transformsLen: Int,
+                             _ cb: ember_write_cb?, _ ctx: UnsafeMutableRawPointer?, _ err: UnsafeMutablePointer<ember_error>?) -> Bool {
+    wrap(err, false) {
+        try write(db, cb, ctx) {
+            try makeMutation(path: path, kind: .create, format: format, data: data, dataLen: dataLen, transforms: transforms, transformsLen: transformsLen)
+        }
+    }
+}
+
 @_cdecl("ember_doc_merge")
 public func ember_doc_merge(_ db: OpaquePointer?, _ path: UnsafePointer<CChar>?, _ format: Int32,
                             _ data: UnsafeRawPointer?, _ dataLen: Int, _ transforms: UnsafeRawPointer?, _ transformsLen: Int,

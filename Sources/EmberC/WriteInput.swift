@@ -9,6 +9,8 @@ enum WriteKind {
     case set
     case merge(fields: [FieldPath]?)
     case update
+    /// A set with the precondition that the document does not exist (Firestore's create).
+    case create
 }
 
 enum TransformSpec {
@@ -126,10 +128,11 @@ func makeMutation(path: UnsafePointer<CChar>?, kind: WriteKind, format: Int32,
         }
     }
     switch kind {
-    case .set:
+    case .set, .create:
         if let d = deletes.first { throw invalid("\"delete\" of field '\(d)' can only be used with merge and update") }
         try checkNoOverlap(input, specs)
         try validateLimits(key, input)
+        if case .create = kind { return Mutation(key: key, kind: .set(input), transforms: ops, precondition: .exists(false)) }
         return Mutation(key: key, kind: .set(input), transforms: ops)
     case .merge(let fields):
         try checkNoOverlap(input, specs)

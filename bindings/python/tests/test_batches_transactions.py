@@ -25,8 +25,14 @@ def test_batch_context_manager_and_create(db):
     with db.batch() as batch:
         batch.create(db.document("c/new"), {"a": 1})
     assert db.document("c/new").get().exists
+    # As google-cloud-firestore: the create is a write with a precondition; commit() raises.
+    b = db.batch()
+    b.set(db.document("c/other"), {"b": 1})
+    b.create(db.document("c/new"), {"a": 2})
     with pytest.raises(ember.AlreadyExistsError):
-        db.batch().create(db.document("c/new"), {"a": 1})
+        b.commit()
+    assert db.document("c/new").get().to_dict() == {"a": 1}
+    assert not db.document("c/other").get().exists       # nothing of the batch applied
 
 
 def test_batch_is_atomic_for_listeners(db, recorder):

@@ -102,7 +102,9 @@ def test_set_get_snapshot_fields(db):
         snap["nope"]
     assert snap.get(ember.FieldPath("regions", "bay")) is True
     assert snap.read_time.tzinfo is not None
-    assert snap.create_time is None and snap.update_time is None
+    # The backend's times (the set was acknowledged before it returned, as google-cloud-firestore's).
+    assert snap.create_time is not None and snap.create_time.tzinfo is not None
+    assert snap.update_time == snap.create_time <= snap.read_time
     assert isinstance(snap.metadata, ember.SnapshotMetadata)
     assert snap == sf.get()
 
@@ -201,10 +203,15 @@ def test_transform_argument_errors():
 
 def test_update_errors(db):
     ref = db.document("c/missing")
+    with pytest.raises(ember.NotFoundError) as e:     # online: raised by update() itself
+        ref.update({"a": 1})
+    assert isinstance(e.value, LookupError) and "No document to update" in str(e.value)
+    db.disable_network()                              # offline: a pending result, the error at wait()
     r = ref.update({"a": 1})
-    with pytest.raises(ember.NotFoundError) as e:
+    assert r.update_time is None
+    db.enable_network()
+    with pytest.raises(ember.NotFoundError):
         r.wait(5)
-    assert isinstance(e.value, LookupError)
     with pytest.raises(ember.InvalidArgumentError, match="at least one"):
         ref.update({})
     with pytest.raises(ember.InvalidArgumentError, match="field_updates"):
@@ -299,3 +306,30 @@ def test_index_configuration_and_cache(db):
         db.clear_persistence()
     db.close()
     db.clear_persistence()
+
+
+def test_writes_return_once_acknowledged_while_online(db):
+    """google-cloud-firestore's synchronous writes (issue 10.6): online, set/update/delete/create
+    and batch.commit() return once the backend acknowledged, with update_time; offline at once."""
+    ref = db.document("c/sync")
+    r = ref.set({"a": 1})
+    assert r.done and r.update_time is not None
+    assert ref.get(source=ember.Source.CACHE).metadata.has_pending_writes is False
+    snap = ref.get()
+    assert snap.create_time is not None and snap.update_time is not None
+    r2 = ref.update({"a": 2})
+    assert r2.done and ref.get().update_time > snap.update_time
+    assert ref.get().create_time == snap.create_time
+    with pytest.raises(ember.AlreadyExistsError, match="already exists"):
+        ref.create({"a": 3})
+    assert ref.get().to_dict() == {"a": 2}
+    created = db.document("c/created").create({"b": 1})
+    assert created.done and db.document("c/created").get().to_dict() == {"b": 1}
+    results = db.batch().set(db.document("c/b1"), {"x": 1}).delete(ref).commit()
+    assert all(w.done for w in results) and not ref.get().exists
+    db.disable_network()
+    off = db.document("c/off").set({"o": 1})
+    assert not off.done and off.update_time is None
+    assert db.document("c/off").get(source=ember.Source.CACHE).metadata.has_pending_writes
+    db.enable_network()
+    assert off.wait(5).update_time is not None

@@ -121,6 +121,7 @@ class Client:
         elif not -2**63 <= cache_size_bytes < 2**63:
             raise InvalidArgumentError(f"Client(cache_size_bytes): {cache_size_bytes} is out of the 64-bit range")
         self._db = _ember.Database(path, bool(persistence), cache_size_bytes)
+        self._online = True
         self._db.ref_factory = self._ref
         self._path = path
         self.project = project
@@ -189,9 +190,21 @@ class Client:
     def disable_network(self) -> None:
         """Writes queue and listeners serve the cache (from_cache=True) until enable_network()."""
         self._db.set_network(False)
+        self._online = False
 
     def enable_network(self) -> None:
         self._db.set_network(True)
+        self._online = True
+
+    def _settle(self, pending: Any) -> WriteResult:
+        """A write's result as google-cloud-firestore returns it: while online, once the backend
+        acknowledged it (raising the backend's error: NotFoundError, AlreadyExistsError, ...);
+        offline, or inside an Ember callback (where the acknowledgement itself would have to be
+        delivered), at once with a pending result whose wait() blocks until the acknowledgement."""
+        r = WriteResult(pending)
+        if self._online and not _ember.on_event_thread():
+            r.wait()
+        return r
 
     def set_index_configuration(self, json_text: str) -> None:
         """Builds the offline indexes of Firestore's index JSON (`{"indexes": [...],
@@ -299,26 +312,19 @@ class DocumentReference:
     # ------------------------------------------------------------ writes
     def set(self, document_data: Dict[str, Any], merge: Union[bool, Sequence[str]] = False,
             retry: Any = None, timeout: Any = None) -> WriteResult:
-        return WriteResult(self._client._db.set(self._path, document_data, merge))
+        return self._client._settle(self._client._db.set(self._path, document_data, merge))
 
     def update(self, field_updates: Dict[str, Any], option: Any = None, retry: Any = None,
                timeout: Any = None) -> WriteResult:
-        return WriteResult(self._client._db.update(self._path, _field_updates(field_updates)))
+        return self._client._settle(self._client._db.update(self._path, _field_updates(field_updates)))
 
     def delete(self, option: Any = None, retry: Any = None, timeout: Any = None) -> WriteResult:
-        return WriteResult(self._client._db.delete(self._path))
+        return self._client._settle(self._client._db.delete(self._path))
 
     def create(self, document_data: Dict[str, Any], retry: Any = None, timeout: Any = None) -> WriteResult:
-        """Writes the document only if it does not exist (else AlreadyExistsError)."""
-        path = self._path
-
-        def body(tx: Any) -> None:
-            if tx.get(path).exists:
-                raise AlreadyExistsError(f"create(): the document {path} already exists")
-            tx.set(path, document_data)
-
-        self._client._db.run_transaction(body, 5)
-        return WriteResult(None, _dt.datetime.now(_UTC))
+        """Writes the document only if it does not exist at the backend (else AlreadyExistsError):
+        one write with Firestore's exists=false precondition."""
+        return self._client._settle(self._client._db.create(self._path, document_data))
 
     # ------------------------------------------------------------ reads
     def get(self, field_paths: Optional[Sequence[str]] = None, transaction: Optional["Transaction"] = None,
@@ -416,14 +422,11 @@ class WriteBatch:
         return self
 
     def create(self, reference: DocumentReference, document_data: Dict[str, Any]) -> "WriteBatch":
-        """Checks the local view now (the C ABI has no create precondition for batches)."""
-        try:
-            exists = self._client._db.get(_ref_path(reference), int(Source.CACHE)).exists
-        except UnavailableError:
-            exists = False
-        if exists:
-            raise AlreadyExistsError(f"create(): the document {_ref_path(reference)} already exists")
-        return self.set(reference, document_data)
+        """A write with the exists=false precondition: the whole batch fails with
+        AlreadyExistsError at commit when the document exists at the backend."""
+        self._b.create(_ref_path(reference), document_data)
+        self._count()
+        return self
 
     def _commit_now(self) -> WriteResult:
         r = WriteResult(self._b.commit())
@@ -434,7 +437,7 @@ class WriteBatch:
     def commit(self, retry: Any = None, timeout: Any = None) -> List[WriteResult]:
         """Applies every write at once; one WriteResult per write (all share the commit's)."""
         n = self._n
-        r = WriteResult(self._b.commit())
+        r = self._client._settle(self._b.commit())
         results = self._results + [r] * n
         self._results = []
         return results

@@ -89,6 +89,13 @@ def _project(data: Dict[str, Any], fields: Sequence[str]) -> Dict[str, Any]:
     return out
 
 
+_EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
+
+
+def _micros_to_datetime(us: int) -> Optional[_dt.datetime]:
+    return None if us == 0 else _EPOCH + _dt.timedelta(microseconds=us)
+
+
 class DocumentSnapshot(_ember.Document):
     """A document's contents at one moment (google-cloud-firestore's DocumentSnapshot).
 
@@ -134,11 +141,14 @@ class DocumentSnapshot(_ember.Document):
 
     @property
     def create_time(self) -> Optional[_dt.datetime]:
-        return None
+        """When the backend created the document (UTC), None when unknown (missing, or only a
+        local write not yet acknowledged)."""
+        return _micros_to_datetime(self._create_micros)
 
     @property
     def update_time(self) -> Optional[_dt.datetime]:
-        return None
+        """When the backend last updated the document (UTC), None when unknown."""
+        return _micros_to_datetime(self._update_micros)
 
     @property
     def read_time(self) -> _dt.datetime:

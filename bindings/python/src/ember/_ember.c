@@ -344,7 +344,7 @@ static PyTypeObject PendingType = {
 
 /* ------------------------------------------------------------------ write helpers */
 
-typedef enum { W_SET, W_MERGE, W_UPDATE, W_DELETE } wkind;
+typedef enum { W_SET, W_MERGE, W_UPDATE, W_DELETE, W_CREATE } wkind;
 typedef enum { T_DB, T_BATCH, T_TX } wtarget;
 
 
@@ -421,6 +421,7 @@ static PyObject *do_write(wtarget target, void *handle, wkind kind, PyObject *pa
         case W_MERGE: ok = ember_doc_merge(db, path, EMBER_FORMAT_MSGPACK, e.data.p, e.data.len, trp, trl, fields, nfields, write_done, w, &err); break;
         case W_UPDATE: ok = ember_doc_update(db, path, EMBER_FORMAT_MSGPACK, e.data.p, e.data.len, trp, trl, write_done, w, &err); break;
         case W_DELETE: ok = ember_doc_delete(db, path, write_done, w, &err); break;
+        case W_CREATE: ok = ember_doc_create(db, path, EMBER_FORMAT_MSGPACK, e.data.p, e.data.len, trp, trl, write_done, w, &err); break;
         }
         Py_END_ALLOW_THREADS
         if (!ok) { wstate_unref(w); wstate_unref(w); raise_err(&err); goto out; }
@@ -432,6 +433,7 @@ static PyObject *do_write(wtarget target, void *handle, wkind kind, PyObject *pa
         case W_MERGE: ok = ember_batch_merge(b, path, EMBER_FORMAT_MSGPACK, e.data.p, e.data.len, trp, trl, fields, nfields, &err); break;
         case W_UPDATE: ok = ember_batch_update(b, path, EMBER_FORMAT_MSGPACK, e.data.p, e.data.len, trp, trl, &err); break;
         case W_DELETE: ok = ember_batch_delete(b, path, &err); break;
+        case W_CREATE: ok = ember_batch_create(b, path, EMBER_FORMAT_MSGPACK, e.data.p, e.data.len, trp, trl, &err); break;
         }
         if (!ok) { raise_err(&err); goto out; }
         result = Py_NewRef(Py_None);
@@ -442,6 +444,7 @@ static PyObject *do_write(wtarget target, void *handle, wkind kind, PyObject *pa
         case W_MERGE: ok = ember_transaction_merge(t, path, EMBER_FORMAT_MSGPACK, e.data.p, e.data.len, trp, trl, fields, nfields, &err); break;
         case W_UPDATE: ok = ember_transaction_update(t, path, EMBER_FORMAT_MSGPACK, e.data.p, e.data.len, trp, trl, &err); break;
         case W_DELETE: ok = ember_transaction_delete(t, path, &err); break;
+        case W_CREATE: raise_code(EMBER_ERR_UNIMPLEMENTED, "create inside a C transaction"); goto out;
         }
         if (!ok) { raise_err(&err); goto out; }
         result = Py_NewRef(Py_None);
@@ -470,7 +473,7 @@ static int parse_write(PyObject *args, PyObject *kw, wkind kind, PyObject **path
         return 1;
     }
     if (kind == W_SET) return PyArg_ParseTupleAndKeywords(args, kw, "OO|O", kw_set, path, data, merge);
-    if (kind == W_UPDATE) return PyArg_ParseTupleAndKeywords(args, kw, "OO", kw_upd, path, data);
+    if (kind == W_UPDATE || kind == W_CREATE) return PyArg_ParseTupleAndKeywords(args, kw, "OO", kw_upd, path, data);
     return PyArg_ParseTupleAndKeywords(args, kw, "O", kw_del, path);
 }
 
@@ -496,6 +499,10 @@ static PyObject *Db_update(DbObject *self, PyObject *args, PyObject *kw) {
 static PyObject *Db_delete(DbObject *self, PyObject *args, PyObject *kw) {
     if (db_check(self) < 0) return NULL;
     return write_entry(T_DB, self->db, W_DELETE, args, kw);
+}
+static PyObject *Db_create(DbObject *self, PyObject *args, PyObject *kw) {
+    if (db_check(self) < 0) return NULL;
+    return write_entry(T_DB, self->db, W_CREATE, args, kw);
 }
 
 static PyObject *Db_wait_for_pending_writes(DbObject *self, PyObject *unused) {
@@ -552,6 +559,8 @@ static PyObject *Doc_id(DocObject *self, void *u) { if (doc_check(self) < 0) ret
 static PyObject *Doc_path(DocObject *self, void *u) { if (doc_check(self) < 0) return NULL; return PyUnicode_FromString(ember_document_path(self->doc)); }
 static PyObject *Doc_pending(DocObject *self, void *u) { if (doc_check(self) < 0) return NULL; return PyBool_FromLong(ember_document_has_pending_writes(self->doc)); }
 static PyObject *Doc_cache(DocObject *self, void *u) { if (doc_check(self) < 0) return NULL; return PyBool_FromLong(ember_document_is_from_cache(self->doc)); }
+static PyObject *Doc_ctime(DocObject *self, void *u) { if (doc_check(self) < 0) return NULL; return PyLong_FromLongLong(ember_document_create_time(self->doc)); }
+static PyObject *Doc_utime(DocObject *self, void *u) { if (doc_check(self) < 0) return NULL; return PyLong_FromLongLong(ember_document_update_time(self->doc)); }
 
 /* The document's fields as MessagePack, asked from libember once per snapshot object (a snapshot
  * is immutable): to_dict(), get() and the listener dispatch's comparisons then decode from it
@@ -654,6 +663,8 @@ static PyGetSetDef Doc_getset[] = {
     {"reference", (getter)Doc_reference, NULL, "the DocumentReference of this document", NULL},
     {"_has_pending_writes", (getter)Doc_pending, NULL, NULL, NULL},
     {"_from_cache", (getter)Doc_cache, NULL, NULL, NULL},
+    {"_create_micros", (getter)Doc_ctime, NULL, "backend create time (us since the epoch), 0 when unknown", NULL},
+    {"_update_micros", (getter)Doc_utime, NULL, "backend update time (us since the epoch), 0 when unknown", NULL},
     {NULL}};
 
 static PyObject *Doc_new_refuse(PyTypeObject *t, PyObject *a, PyObject *k) {
@@ -812,12 +823,16 @@ typedef struct {
  * event thread already stopped), the state stays until the interpreter clears it at exit.
  */
 static _Thread_local PyThreadState *cb_tstate;
+/* Set on a thread once it ran an Ember callback: an event thread (it never waits for an acknowledgement,
+ * which only it could deliver). */
+static _Thread_local int on_event_thread;
 static _Thread_local long cb_contexts;
 
 typedef struct { int kept; PyGILState_STATE g; } cbgil;
 
 static cbgil cb_enter(lctx *c) {
     cbgil s = {0, PyGILState_UNLOCKED};
+    on_event_thread = 1;
     if (cb_tstate) {
         PyEval_RestoreThread(cb_tstate);
         s.kept = 1;
@@ -1220,6 +1235,7 @@ static PyObject *Db_batch(DbObject *self, PyObject *u) {
 static PyObject *Batch_set(BatchObject *self, PyObject *a, PyObject *k) { return write_entry(T_BATCH, self->b, W_SET, a, k); }
 static PyObject *Batch_update(BatchObject *self, PyObject *a, PyObject *k) { return write_entry(T_BATCH, self->b, W_UPDATE, a, k); }
 static PyObject *Batch_delete(BatchObject *self, PyObject *a, PyObject *k) { return write_entry(T_BATCH, self->b, W_DELETE, a, k); }
+static PyObject *Batch_create(BatchObject *self, PyObject *a, PyObject *k) { return write_entry(T_BATCH, self->b, W_CREATE, a, k); }
 
 static PyObject *Batch_commit(BatchObject *self, PyObject *u) {
     wstate *w = wstate_new();
@@ -1237,6 +1253,7 @@ static PyMethodDef Batch_methods[] = {
     {"set", (PyCFunction)Batch_set, METH_VARARGS | METH_KEYWORDS, NULL},
     {"update", (PyCFunction)Batch_update, METH_VARARGS | METH_KEYWORDS, NULL},
     {"delete", (PyCFunction)Batch_delete, METH_VARARGS | METH_KEYWORDS, NULL},
+    {"create", (PyCFunction)Batch_create, METH_VARARGS | METH_KEYWORDS, NULL},
     {"commit", (PyCFunction)Batch_commit, METH_NOARGS, NULL},
     {NULL}};
 
@@ -1371,6 +1388,7 @@ static PyMethodDef Db_methods[] = {
     {"set", (PyCFunction)Db_set, METH_VARARGS | METH_KEYWORDS, NULL},
     {"update", (PyCFunction)Db_update, METH_VARARGS | METH_KEYWORDS, NULL},
     {"delete", (PyCFunction)Db_delete, METH_VARARGS | METH_KEYWORDS, NULL},
+    {"create", (PyCFunction)Db_create, METH_VARARGS | METH_KEYWORDS, NULL},
     {"get", (PyCFunction)Db_get, METH_VARARGS, NULL},
     {"wait_for_pending_writes", (PyCFunction)Db_wait_for_pending_writes, METH_NOARGS, NULL},
     {"listen_document", (PyCFunction)Db_listen_document, METH_VARARGS, NULL},
@@ -1508,7 +1526,10 @@ static PyObject *mod_is_finalizing(PyObject *m, PyObject *u) { return PyBool_Fro
 
 #include "_tree.h" /* the tree types and the durable-storage functions */
 
+static PyObject *mod_on_event_thread(PyObject *m, PyObject *u) { return PyBool_FromLong(on_event_thread); }
+
 static PyMethodDef mod_methods[] = {
+    {"on_event_thread", mod_on_event_thread, METH_NOARGS, "True on an Ember event thread (inside a callback)"},
     TREE_MODULE_METHODS
     {"configure", (PyCFunction)(void (*)(void))mod_configure, METH_VARARGS | METH_KEYWORDS, NULL},
     {"auto_id", mod_auto_id, METH_NOARGS, "a new random 20-character document id"},
