@@ -69,5 +69,6 @@ void run_storage(void);
 void run_tree(void);
 void run_boundary(void);
 void run_events(void);
+void run_rules(void);
 
 #endif

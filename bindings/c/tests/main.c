@@ -139,6 +139,7 @@ int main(int argc, char **argv) {
     run_tree();
     run_boundary();
     run_events();
+    run_rules();
     printf("ember C tests: %d tests, %d checks, %d failures\n", tests_run, test_checks, test_failures);
     return test_failures == 0 ? 0 : 1;
 }
