@@ -45,7 +45,10 @@ public struct ResourcePath: Hashable, Sendable, CustomStringConvertible {
         if id == "." || id == ".." { throw EmberError.invalidArgument("Invalid id '\(id)'\(context): '.' and '..' are not allowed") }
         if id.contains("/") { throw EmberError.invalidArgument("Invalid id '\(id)': an id cannot contain '/'") }
         let u = Array(id.utf8)
-        if u.count > maxBytes { throw EmberError.invalidArgument("Invalid id\(context): longer than \(maxBytes) bytes") }
+        if u.count > maxBytes {
+            let start = String(decoding: u.prefix(24), as: UTF8.self)
+            throw EmberError.invalidArgument("Invalid id '\(start)...' (\(u.count) bytes): an id is at most \(maxBytes) bytes")
+        }
         if u.count >= 4 && u[0] == 95 && u[1] == 95 && u[u.count - 1] == 95 && u[u.count - 2] == 95 {
             throw EmberError.invalidArgument("Invalid id '\(id)'\(context): ids matching __.*__ are reserved")
         }
