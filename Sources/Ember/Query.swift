@@ -224,7 +224,12 @@ public final class Filter: @unchecked Sendable {
         } else {
             v = try operand(value)
         }
-        try DocumentLimits.validate(value: v)
+        // in / not-in / array-contains-any list values, each of which may be an array.
+        if op.takesArray, case .array(let elements) = v {
+            for e in elements { try DocumentLimits.validate(value: e) }
+        } else {
+            try DocumentLimits.validate(value: v)
+        }
         return FieldFilter(field: path, op: op, value: v)
     }
 }

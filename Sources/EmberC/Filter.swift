@@ -33,7 +33,12 @@ indirect enum RawFilter {
             } else {
                 v = try operand(value)
             }
-            try DocumentLimits.validate(value: v)
+            // in / not-in / array-contains-any list values, each of which may be an array.
+            if op.takesArray, case .array(let elements) = v {
+                for e in elements { try DocumentLimits.validate(value: e) }
+            } else {
+                try DocumentLimits.validate(value: v)
+            }
             return .field(FieldFilter(field: path, op: op, value: v))
         case .composite(let op, let fs):
             return .composite(CompositeFilter(op: op, filters: try fs.map { try $0.build(for: q) }))

@@ -136,11 +136,21 @@ func makeMutation(path: UnsafePointer<CChar>?, kind: WriteKind, format: Int32,
         return Mutation(key: key, kind: .set(input), transforms: ops)
     case .merge(let fields):
         try checkNoOverlap(input, specs)
+        var input = input
         var mask: [FieldPath] = []
         leafPaths(input, into: &mask)
         mask += deletes
         if let fields {
-            for f in fields where input.value(at: f) == nil && !specs.contains(where: { $0.0 == f }) {
+            for (i, f) in fields.enumerated() {
+                if let g = fields[(i + 1)...].first(where: { $0.isPrefix(of: f) || f.isPrefix(of: $0) }) {
+                    throw invalid("Invalid merge fields: '\(f)' and '\(g)' overlap (one is a prefix of the other or they are equal).")
+                }
+            }
+            for f in fields where input.value(at: f) == nil {
+                if specs.contains(where: { $0.0 == f }) { continue }
+                // Only transforms under it (their map held nothing else): the merge field
+                // becomes an empty map, the transforms then fill it (Firestore's update mask).
+                if specs.contains(where: { f.isPrefix(of: $0.0) }) { input.setValue(.map(MapValue()), at: f); continue }
                 throw invalid("Field '\(f)' is specified in your field mask but missing from your input data.")
             }
             mask = mask.filter { m in fields.contains { $0.isPrefix(of: m) } } + fields.filter { input.value(at: $0) != nil }
@@ -159,8 +169,17 @@ func makeMutation(path: UnsafePointer<CChar>?, kind: WriteKind, format: Int32,
             out.setValue(v, at: p)
             mask.append(p)
         }
-        for (p, _) in specs where mask.contains(where: { $0.isPrefix(of: p) || p.isPrefix(of: $0) }) {
-            throw invalid("Field '\(p)' is both in the data and in the transforms")
+        // A transform inside a map value of the update (`{"c": {"d": serverTimestamp}}`, the binding
+        // keeping "c" as an empty map) applies after the map replaced the field (the update mask
+        // is the top-level key); a delete there is an error, as in Firestore.
+        for (p, spec) in specs {
+            guard let m = mask.first(where: { $0.isPrefix(of: p) || p.isPrefix(of: $0) }) else { continue }
+            if p.isPrefix(of: m) { throw invalid("Field '\(p)' is both in the data and in the transforms") }
+            if case .delete = spec {
+                throw invalid("DELETE_FIELD can only appear at the top level of your update data (found in field '\(p)' inside '\(m)').")
+            }
+            guard case .map? = out.value(at: m) else { throw invalid("Field '\(p)' has a transform but the update sets '\(m)' to a value that is not a map") }
+            try checkNoOverlap(out, [(p, spec)])
         }
         mask += deletes
         if mask.isEmpty && ops.isEmpty { throw invalid("An update needs at least one field") }

@@ -15,6 +15,30 @@ public indirect enum Filter: Sendable {
         }
     }
 
+    /// The disjunctions this filter becomes in disjunctive normal form: an `in` or
+    /// `array-contains-any` of n values is n, an AND the product, an OR the sum (saturating past
+    /// a million), as Firestore counts them against its limit of 30.
+    public var disjunctionCount: Int {
+        switch self {
+        case .field(let f):
+            if f.op == .in || f.op == .arrayContainsAny, case .array(let a) = f.value { return max(1, a.count) }
+            return 1
+        case .composite(let c):
+            switch c.op {
+            case .and: return c.filters.reduce(1) { Query.saturatedProduct($0, $1.disjunctionCount) }
+            case .or: return min(1_000_001, c.filters.reduce(0) { $0 + $1.disjunctionCount })
+            }
+        }
+    }
+
+    /// True when an OR (of more than one filter) is inside.
+    public var hasOr: Bool {
+        switch self {
+        case .field: return false
+        case .composite(let c): return (c.op == .or && c.filters.count > 1) || c.filters.contains { $0.hasOr }
+        }
+    }
+
     /// Every field filter inside, flattened.
     public var fieldFilters: [FieldFilter] {
         switch self {

@@ -58,7 +58,23 @@ public struct Query: Sendable, CustomStringConvertible {
         }
         var q = self
         q.filters.append(f)
+        if fields.contains(where: { $0.op == .notIn }) || existing.contains(where: { $0.op == .notIn }),
+           q.filters.contains(where: { $0.hasOr }) {
+            throw EmberError.invalidArgument("Invalid query. 'not-in' cannot be used in the same query with 'in', 'array-contains-any' or OR filters.")
+        }
+        let n = q.filters.reduce(1) { Query.saturatedProduct($0, $1.disjunctionCount) }
+        if n > Query.maxDisjunctions {
+            throw EmberError.invalidArgument("Invalid query. Too many disjunctions after normalization: the filters expand ('in', 'array-contains-any' and OR into disjunctive normal form) to \(n > 1_000_000 ? "more than 1,000,000" : String(n)) disjunctions, more than the maximum of \(Query.maxDisjunctions).")
+        }
         return q
+    }
+
+    /// Firestore's limit on the disjunctions of a query's filters in disjunctive normal form.
+    public static let maxDisjunctions = 30
+
+    static func saturatedProduct(_ a: Int, _ b: Int) -> Int {
+        let (p, o) = a.multipliedReportingOverflow(by: b)
+        return o || p > 1_000_001 ? 1_000_001 : p
     }
 
     static func conflicts(_ a: FilterOperator, _ b: FilterOperator) -> Bool {

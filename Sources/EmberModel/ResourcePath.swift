@@ -7,13 +7,14 @@ public struct ResourcePath: Hashable, Sendable, CustomStringConvertible {
 
     public init(segments: [String]) { self.segments = segments }
 
-    /// Parses and validates a path: ids valid, at most 1,500 bytes. As in the Firebase Apple and
-    /// C++ SDKs, one leading and one trailing slash are ignored ("/cities/SF/" is "cities/SF"),
-    /// while "//" inside a path and a path of slashes only are errors.
+    /// Parses and validates a path: each id valid and at most 1,500 bytes, the whole name at most
+    /// 6 KiB (Firestore's limits; the name's size as Firestore counts it: each id plus one, plus
+    /// 16). As in the Firebase Apple and C++ SDKs, one leading and one trailing slash are ignored
+    /// ("/cities/SF/" is "cities/SF"), while "//" inside a path and a path of slashes only are errors.
     public init(parsing string: String) throws {
         if string.isEmpty { throw EmberError.invalidArgument("Invalid path '': a path must be a non-empty string") }
-        if string.utf8.count > ResourcePath.maxBytes {
-            throw EmberError.invalidArgument("Invalid path: longer than \(ResourcePath.maxBytes) bytes")
+        if string.utf8.count > ResourcePath.maxNameBytes {
+            throw EmberError.invalidArgument("Invalid path: a document name is at most \(ResourcePath.maxNameBytes) bytes (6 KiB)")
         }
         if string.contains("//") {
             throw EmberError.invalidArgument("Invalid path (\(string)). Paths must not contain // in them.")
@@ -26,10 +27,16 @@ public struct ResourcePath: Hashable, Sendable, CustomStringConvertible {
         for part in parts {
             try ResourcePath.validateSegment(part, in: string)
         }
+        if parts.reduce(16, { $0 + $1.utf8.count + 1 }) > ResourcePath.maxNameBytes {
+            throw EmberError.invalidArgument("Invalid path: a document name is at most \(ResourcePath.maxNameBytes) bytes (6 KiB) as Firestore counts it (each id plus 1, plus 16)")
+        }
         self.segments = parts
     }
 
+    /// The longest id (document or collection), in UTF-8 bytes.
     public static let maxBytes = 1_500
+    /// The largest document name (6 KiB), counted as Firestore counts a name's size.
+    public static let maxNameBytes = 6_144
 
     /// Ids may not be empty, "." or "..", nor match __.*__, nor contain "/"; at most 1,500 bytes.
     public static func validateSegment(_ id: String, in path: String? = nil) throws {
@@ -38,7 +45,10 @@ public struct ResourcePath: Hashable, Sendable, CustomStringConvertible {
         if id == "." || id == ".." { throw EmberError.invalidArgument("Invalid id '\(id)'\(context): '.' and '..' are not allowed") }
         if id.contains("/") { throw EmberError.invalidArgument("Invalid id '\(id)': an id cannot contain '/'") }
         let u = Array(id.utf8)
-        if u.count > maxBytes { throw EmberError.invalidArgument("Invalid id\(context): longer than \(maxBytes) bytes") }
+        if u.count > maxBytes {
+            let start = String(decoding: u.prefix(24), as: UTF8.self)
+            throw EmberError.invalidArgument("Invalid id '\(start)...' (\(u.count) bytes): an id is at most \(maxBytes) bytes")
+        }
         if u.count >= 4 && u[0] == 95 && u[1] == 95 && u[u.count - 1] == 95 && u[u.count - 2] == 95 {
             throw EmberError.invalidArgument("Invalid id '\(id)'\(context): ids matching __.*__ are reserved")
         }

@@ -291,4 +291,16 @@ final class QueryMatchingTests: XCTestCase {
         XCTAssertNotEqual(arr(str("a,b")).canonicalString, arr(str("a"), str("b")).canonicalString)
         XCTAssertEqual(ref("a/b").canonicalString, "r3:a/b")
     }
+
+    /// `in` / `not-in` / `array-contains-any` take arrays as elements (issue 10.4). The emulator:
+    /// in [[1, 2]] matches v == [1, 2]; not-in [[1, 2]] excludes it; array-contains-any [[1, 2]]
+    /// matches an array holding the element [1, 2], not [1, 2] itself.
+    func testArrayElementsOfListOperators() {
+        let pair: Value = .array([.int(1), .int(2)])
+        let d = doc("c/x", ["v": pair])
+        XCTAssertTrue(ff("v", .in, .array([pair])).matches(d))
+        XCTAssertFalse(ff("v", .notIn, .array([pair])).matches(d))
+        XCTAssertTrue(ff("v", .notIn, .array([.array([.int(2)])])).matches(d))
+        XCTAssertFalse(ff("v", .arrayContainsAny, .array([pair])).matches(d))
+    }
 }

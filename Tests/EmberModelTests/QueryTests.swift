@@ -122,6 +122,30 @@ final class QueryTests: XCTestCase {
         assertInvalid("maximum of 10", "got 11") { try cities.filter(ff("a", .notIn, ints(11))) }
     }
 
+    /// Firestore's limit of 30 disjunctions after normalization (issue 10.4). The emulator's
+    /// answers: Or of 30 ok, of 31 refused; in(6) AND in(5) ok, in(6) AND in(6) refused (36);
+    /// array-contains-any counts like in (6 x 6 = 36, 30 x 2 = 60 refused); Or(in 20, in 11) = 31
+    /// refused; Or(2) AND Or(15) = 30 ok, Or(2) AND Or(16) = 32 refused; not-in with OR refused.
+    func testAtMost30DisjunctionsAfterNormalization() throws {
+        func or(_ n: Int, _ f: String = "a") -> Filter {
+            .composite(CompositeFilter(op: .or, filters: (0..<n).map { ff(f, .equal, .int(Int64($0))) }))
+        }
+        func and(_ fs: Filter...) -> Filter { .composite(CompositeFilter(op: .and, filters: fs)) }
+        XCTAssertNoThrow(try cities.filter(or(30)))
+        assertInvalid("31 disjunctions", "maximum of 30") { try cities.filter(or(31)) }
+        XCTAssertNoThrow(try cities.filter(ff("a", .in, ints(6))).filter(ff("b", .in, ints(5))))
+        assertInvalid("36 disjunctions") { try cities.filter(ff("a", .in, ints(6))).filter(ff("b", .in, ints(6))) }
+        assertInvalid("36 disjunctions") { try cities.filter(and(ff("b", .arrayContainsAny, ints(6)), ff("a", .in, ints(6)))) }
+        assertInvalid("60 disjunctions") { try cities.filter(ff("b", .arrayContainsAny, ints(30))).filter(ff("a", .in, ints(2))) }
+        assertInvalid("31 disjunctions") {
+            try cities.filter(.composite(CompositeFilter(op: .or, filters: [ff("a", .in, ints(20)), ff("a", .in, ints(11))])))
+        }
+        XCTAssertNoThrow(try cities.filter(and(or(2, "a"), or(15, "c"))))
+        assertInvalid("32 disjunctions") { try cities.filter(and(or(2, "a"), or(16, "c"))) }
+        assertInvalid("not-in", "OR") { try cities.filter(ff("a", .notIn, ints(10))).filter(or(2, "c")) }
+        assertInvalid("not-in", "OR") { try cities.filter(or(2, "c")).filter(ff("a", .notIn, ints(3))) }
+    }
+
     func testNullAndNaNOnlyWithEqualityOperators() {
         for op in FilterOperator.allCases where op != .equal && op != .notEqual && !op.takesArray {
             assertInvalid("Null only supports '==' and '!='", "'\(op.rawValue)'") { try cities.filter(ff("a", op, .null)) }

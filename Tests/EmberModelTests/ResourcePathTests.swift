@@ -56,13 +56,24 @@ final class ResourcePathTests: XCTestCase {
         assertInvalid("reserved") { try ResourcePath(parsing: "__a__/b") }
     }
 
-    func testPathLengthLimitIs1500Bytes() throws {
-        let atLimit = "c/" + String(repeating: "x", count: 1_498)
-        XCTAssertEqual(atLimit.utf8.count, 1_500)
-        XCTAssertNoThrow(try ResourcePath(parsing: atLimit))
-        assertInvalid("1500") { try ResourcePath(parsing: atLimit + "x") }
-        // Bytes, not characters: 500 three-byte characters plus "c/" is 1,502 bytes.
-        assertInvalid("1500") { try ResourcePath(parsing: "c/" + String(repeating: "\u{FF61}", count: 500)) }
+    /// Firestore's limits (issue 10.4): an id is at most 1,500 bytes; a document name at most 6 KiB
+    /// counted as Firestore counts a name's size (each id plus 1, plus 16). The emulator refuses an
+    /// id of 1,501 bytes ("The key path element name is longer than 1500 bytes.") and does not
+    /// enforce the name limit; Ember follows the documented one.
+    func testIdAndNameLimits() throws {
+        XCTAssertNoThrow(try ResourcePath(parsing: "c/" + String(repeating: "x", count: 1_500)))
+        assertInvalid("1500") { try ResourcePath(parsing: "c/" + String(repeating: "x", count: 1_501)) }
+        // Bytes, not characters: 501 three-byte characters are 1,503 bytes.
+        assertInvalid("1500") { try ResourcePath(parsing: "c/" + String(repeating: "\u{FF61}", count: 501)) }
+        // A path longer than 1,500 bytes is fine while each id is short enough.
+        let long = (0..<4).map { _ in String(repeating: "p", count: 1_400) }.joined(separator: "/")
+        XCTAssertEqual(try ResourcePath(parsing: long).segments.count, 4)
+        // Name size: 16 + sum(id + 1). Four ids of 1,500 bytes and one of 60: 16 + 4 * 1,501 + 61 = 6,081.
+        let four = (0..<4).map { _ in String(repeating: "n", count: 1_500) }.joined(separator: "/")
+        XCTAssertNoThrow(try ResourcePath(parsing: four + "/" + String(repeating: "d", count: 60)))
+        // 16 + 4 * 1,501 + 124 = 6,144: the largest name; one byte more is refused.
+        XCTAssertNoThrow(try ResourcePath(parsing: four + "/" + String(repeating: "d", count: 123)))
+        assertInvalid("6144") { try ResourcePath(parsing: four + "/" + String(repeating: "d", count: 124)) }
     }
 
     func testValidateSegment() {

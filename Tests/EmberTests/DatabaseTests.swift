@@ -149,7 +149,7 @@ final class DatabaseTests: XCTestCase {
             list.queryOrderedByKey().queryStarting(atValue: 1),
             list.queryOrderedByKey().queryStarting(atValue: "a", childKey: "b"),
             list.queryOrderedByValue().queryEqual(toValue: ["x": 1]),
-            list.queryStarting(atValue: 5),            // no order-by: bounds are keys (strings)
+            list.queryStarting(atValue: true),         // no order-by: bounds are priorities (null, number, string)
         ]
         for q in bad {
             XCTAssertThrowsError(try q.validate())

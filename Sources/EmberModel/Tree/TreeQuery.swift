@@ -1,8 +1,10 @@
 /// Responsible for: a Realtime-Database query's parameters (one order-by, start / end bounds
 /// with an optional key, a limit from either end), the errors of building one (SEMANTICS.md 19,
 /// Firebase JS `api/Reference_impl.ts` validation) and whether a child falls in its range
-/// (SEMANTICS.md 18). Without an order-by, children are ordered by key and bounds compare keys
-/// (Ember has no priorities).
+/// (SEMANTICS.md 18). Without an order-by, children are ordered as the Realtime Database's default
+/// (priority) index orders them: by priority, then key. Ember has no priorities (every child's is
+/// null), so children come in key order and a bound (priority, key) compares null with the
+/// priority, then the key: `start(.at, .null, key: "b")` starts at key "b".
 ///
 ///     let q = try TreeQuery().orderBy(.child(TreePath(parsing: "metrics/views"))).limit(100, .last)
 ///     q.contains(ChildEntry(key: "a", sortValue: .int(5)))
@@ -137,13 +139,16 @@ public struct TreeQuery: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
-    /// The checks that wait for execution: bounds without an order-by compare keys, so they
-    /// must be strings.
+    /// The checks that wait for execution: bounds without an order-by are priorities (null, a
+    /// number or a string), with an optional child key.
     public func validate() throws {
-        if orderBy == nil && hasRange {
-            var q = self
-            q.orderBy = .key
-            try q.validateBounds("query")
+        guard orderBy == nil else { return }
+        for b in [start, end].compactMap({ $0 }) {
+            switch b.value {
+            case .null, .int, .double, .string: break
+            default:
+                throw EmberError.invalidArgument("query: Without an order-by, queryStarting, queryEnding and queryEqual take a priority (null, a number or a string) and an optional child key; got \(b.value).")
+            }
         }
     }
 
@@ -153,7 +158,7 @@ public struct TreeQuery: Hashable, Sendable, CustomStringConvertible {
 
     /// Compares an entry with a bound: negative when the entry is below it.
     private func compare(_ e: ChildEntry, _ value: TreeValue, _ key: KeyBound) -> Int {
-        if index != .key {
+        if orderBy != .key {   // without an order-by: the priority (null for every child) first
             let c = TreeValue.compareIndexed(e.sortValue, value)
             if c != 0 { return c }
         }
@@ -165,7 +170,7 @@ public struct TreeQuery: Hashable, Sendable, CustomStringConvertible {
     }
 
     private func startPoint(_ b: Bound) -> (TreeValue, KeyBound, inclusive: Bool) {
-        if index == .key {
+        if orderBy == .key {
             if case .string(let s) = b.value { return (.null, .key(s), b.kind != .exclusive) }
             return (.null, .min, true)
         }
@@ -178,7 +183,7 @@ public struct TreeQuery: Hashable, Sendable, CustomStringConvertible {
     }
 
     private func endPoint(_ b: Bound) -> (TreeValue, KeyBound, inclusive: Bool) {
-        if index == .key {
+        if orderBy == .key {
             if case .string(let s) = b.value { return (.null, .key(s), b.kind != .exclusive) }
             return (.null, .max, true)
         }

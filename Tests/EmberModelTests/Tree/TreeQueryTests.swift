@@ -37,8 +37,11 @@ final class TreeQueryTests: XCTestCase {
         assertInvalid({ try q.orderBy(.key).end(.at, .string("a"), key: "b") }, "only pass a value")
         assertInvalid({ try q.orderBy(.value).equal(.object(TreeObject(["a": .int(1)])), key: nil) }, "object")
         assertInvalid({ try q.orderBy(.value).start(.at, .int(1), key: "a.b") }, "Invalid")
-        XCTAssertThrowsError(try q.start(.at, .int(1), key: nil).validate())           // no order-by: keys, strings
+        // No order-by: the default (priority) index takes priorities: null, numbers, strings.
+        XCTAssertThrowsError(try q.start(.at, .bool(true), key: nil).validate())
+        XCTAssertNoThrow(try q.start(.at, .int(1), key: nil).validate())
         XCTAssertNoThrow(try q.start(.at, .string("a"), key: nil).validate())
+        XCTAssertNoThrow(try q.start(.at, .null, key: "b").end(.at, .null, key: "g").validate())
     }
 
     func testOrderByKeyRanges() throws {
@@ -52,7 +55,13 @@ final class TreeQueryTests: XCTestCase {
         XCTAssertEqual(run(try k.equal(.string("bar"), key: nil)), ["bar"])
         XCTAssertEqual(run(try k.start(.exclusive, .string("b"), key: nil).end(.at, .string("m"), key: nil)), ["bar", "foo"])
         XCTAssertEqual(run(try k.start(.exclusive, .string("bar"), key: nil).end(.exclusive, .string("foo"), key: nil)), [])
-        XCTAssertEqual(run(try TreeQuery().start(.at, .string("bar"), key: nil)), ["bar", "foo"])    // no order-by: keys
+        // No order-by: priority (null for every child in Ember), then key.
+        XCTAssertEqual(run(try TreeQuery().start(.at, .null, key: "bar")), ["bar", "foo"])
+        XCTAssertEqual(run(try TreeQuery().start(.at, .null, key: "b").end(.at, .null, key: "g")), ["bar", "foo"])
+        XCTAssertEqual(run(try TreeQuery().start(.exclusive, .null, key: "bar")), ["foo"])
+        XCTAssertEqual(run(try TreeQuery().start(.at, .null, key: nil)), keys)          // every priority is null
+        XCTAssertEqual(run(try TreeQuery().start(.at, .string("bar"), key: nil)), [])   // a priority above null
+        XCTAssertEqual(run(try TreeQuery().end(.at, .int(5), key: nil)), keys)          // null sorts before 5
     }
 
     func testOrderByValueRangesWithAndWithoutKey() throws {

@@ -70,5 +70,6 @@ void run_tree(void);
 void run_boundary(void);
 void run_events(void);
 void run_fidelity(void);
+void run_rules(void);
 
 #endif

@@ -140,6 +140,7 @@ int main(int argc, char **argv) {
     run_boundary();
     run_events();
     run_fidelity();
+    run_rules();
     printf("ember C tests: %d tests, %d checks, %d failures\n", tests_run, test_checks, test_failures);
     return test_failures == 0 ? 0 : 1;
 }

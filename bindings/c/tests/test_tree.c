@@ -460,9 +460,9 @@ static void query_errors(void) {
     CHECK(!ember_tree_query_bound(q, EMBER_TREE_START_AT, EMBER_FORMAT_JSON, "1", EMBER_NTS, NULL, &err)); CHECK_ERR(err, EMBER_ERR_INVALID_ARGUMENT);
     CHECK(!ember_tree_query_bound(q, EMBER_TREE_START_AT, EMBER_FORMAT_JSON, "\"a\"", EMBER_NTS, "k", &err)); CHECK_ERR(err, EMBER_ERR_INVALID_ARGUMENT);
     ember_tree_query_release(q);
-    /* bounds without an order-by compare keys: a number is refused when run */
+    /* bounds without an order-by are priorities (null, numbers, strings): a boolean is refused when run */
     q = ember_tree_query_new(s, &err);
-    CHECK(ember_tree_query_bound(q, EMBER_TREE_START_AT, EMBER_FORMAT_JSON, "1", EMBER_NTS, NULL, &err));
+    CHECK(ember_tree_query_bound(q, EMBER_TREE_START_AT, EMBER_FORMAT_JSON, "true", EMBER_NTS, NULL, &err));
     CHECK(ember_tree_query_get(q, EMBER_FORMAT_JSON, NULL, &err) == NULL); CHECK_ERR(err, EMBER_ERR_INVALID_ARGUMENT);
     memset(&o, 0, sizeof o);
     o.r = &r;

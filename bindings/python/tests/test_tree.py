@@ -160,7 +160,7 @@ def test_query_errors(db):
     with pytest.raises(ember.InvalidArgumentError):
         s.order_by_value().end_at({"a": 1})
     with pytest.raises(ember.InvalidArgumentError):
-        s.start_at(3).get()   # without an order-by, bounds are keys (strings)
+        s.start_at(True).get()   # without an order-by, bounds are priorities (null, numbers, strings)
     q = s.order_by_value()
     q.limit_to_first(1)
     q.limit_to_last(1)   # builders return new queries: q itself is unchanged

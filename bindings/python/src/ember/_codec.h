@@ -384,7 +384,9 @@ static Py_ssize_t enc_map(enc_t *e, PyObject *dict) {
         if (PyDict_Check(v)) {
             Py_ssize_t r = enc_map(e, v);
             if (r < 0) { e->depth--; return -1; }
-            if (r == 0 && e->tr_count > tr_before) { e->cur->len = mark; e->depth--; continue; }
+            /* A map that held only sentinels: dropped for set/merge (the transforms fill it); an
+             * update keeps it empty, because the update replaces the whole map at its key. */
+            if (r == 0 && e->tr_count > tr_before && e->mode != ENC_UPDATE) { e->cur->len = mark; e->depth--; continue; }
         } else if (enc_value(e, v) < 0) {
             e->depth--;
             return -1;

@@ -16,7 +16,7 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tupl
 from . import _ember
 from ._documents import DocumentSnapshot, QuerySnapshot, Watch, query_dispatcher, _pick
 from ._errors import EmberError, InvalidArgumentError
-from ._values import FieldPath, ListenSource, Source, field_path_str
+from ._values import check_field_path, FieldPath, ListenSource, Source, field_path_str
 
 _OPS = {
     "<": 0, "<=": 1, "==": 2, "!=": 3, ">": 4, ">=": 5,
@@ -144,6 +144,9 @@ class Query:
         d = direction.upper() if isinstance(direction, str) else getattr(direction, "name", direction)
         if d not in ("ASCENDING", "DESCENDING"):
             raise InvalidArgumentError(f"order_by(direction): expected Query.ASCENDING or Query.DESCENDING, not {direction!r}")
+        if self._cursors:
+            raise InvalidArgumentError("Invalid query. You must not call start_at(), start_after(), end_at() or "
+                                       "end_before() before calling order_by().")
         return self._with(ops=self._ops + (("order", field_path_str(field_path, "order_by(field_path)"), d == "DESCENDING"),))
 
     def limit(self, count: int) -> "Query":
@@ -160,7 +163,8 @@ class Query:
     def select(self, field_paths: Sequence[Any]) -> "Query":
         if isinstance(field_paths, str):
             raise InvalidArgumentError("select(field_paths): expected a list of field paths, not a str")
-        return self._with(projection=[field_path_str(f, "select(field_paths)") for f in field_paths])
+        return self._with(projection=[check_field_path(field_path_str(f, "select(field_paths)"), "select(field_paths)")
+                                      for f in field_paths])
 
     def _cursor(self, name: str, document_fields_or_snapshot: Any) -> "Query":
         v = document_fields_or_snapshot
@@ -168,6 +172,12 @@ class Query:
             raise InvalidArgumentError(f"{name}(document_fields_or_snapshot): expected a dict, a list or a DocumentSnapshot, not {type(v).__name__}")
         if isinstance(v, DocumentSnapshot) and not v.exists:
             raise InvalidArgumentError(f"{name}(document_fields_or_snapshot): the snapshot's document does not exist")
+        if isinstance(v, DocumentSnapshot):
+            parent = v._path.rsplit("/", 1)[0]
+            same = parent.rsplit("/", 1)[-1] == self._cpath if self._group else parent == self._cpath
+            if not same:
+                raise InvalidArgumentError(f"{name}(document_fields_or_snapshot): cannot use a snapshot of {v._path} "
+                                           f"(another collection) as a cursor of a query on {self._cpath}")
         start = name.startswith("start")
         kept = tuple(c for c in self._cursors if c[0].startswith("start") != start)
         return self._with(cursors=kept + ((name, v),))

@@ -171,6 +171,43 @@ def field_path_str(path: Any, what: str = "field_path") -> str:
     raise InvalidArgumentError(f"{what} must be a str or a FieldPath, not {type(path).__name__}")
 
 
+def check_field_path(path: str, what: str) -> str:
+    """`path` (dotted, `backquoted` segments allowed) when it is a valid field path; raises
+    InvalidArgumentError otherwise: an empty path or segment ("a..b", ".a", "a."), an unclosed
+    backquote, or one of ~ * / [ ] in an unquoted segment (Firestore's rules)."""
+    from ._errors import InvalidArgumentError
+    segments, seg, i, n = [], "", 0, len(path)
+    while i <= n:
+        if i == n or path[i] == ".":
+            if seg == "":
+                raise InvalidArgumentError(f"{what}: invalid field path {path!r}: empty segment")
+            segments.append(seg)
+            seg, i = "", i + 1
+            if i > n:
+                break
+            continue
+        if path[i] == "`" and seg == "":
+            j, quoted = i + 1, ""
+            while j < n and path[j] != "`":
+                if path[j] == "\\" and j + 1 < n:
+                    j += 1
+                quoted += path[j]
+                j += 1
+            if j >= n:
+                raise InvalidArgumentError(f"{what}: invalid field path {path!r}: unclosed backquote")
+            if j + 1 < n and path[j + 1] != ".":
+                raise InvalidArgumentError(f"{what}: invalid field path {path!r}: text after a backquoted segment")
+            seg, i = quoted or "`", j + 1
+            if quoted == "":
+                raise InvalidArgumentError(f"{what}: invalid field path {path!r}: empty segment")
+            continue
+        if path[i] in "~*/[]`":
+            raise InvalidArgumentError(f"{what}: invalid field path {path!r}: {path[i]!r} is only allowed in a backquoted segment")
+        seg += path[i]
+        i += 1
+    return path
+
+
 class FieldFilter:
     """`field_path op_string value`, as google.cloud.firestore_v1.base_query.FieldFilter."""
 

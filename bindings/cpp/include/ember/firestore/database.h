@@ -46,7 +46,7 @@ class WriteBatch {
     });
   }
   WriteBatch& Update(const DocumentReference& document, const MapFieldValue& data) {
-    internal::WritePayload p = internal::SplitWrite(data, true, true);
+    internal::WritePayload p = internal::SplitWrite(data, true, false);  // an update replaces a map value whole
     return Step([&](ember_batch* b, ember_error* e) {
       if (!internal::PayloadOk(p, e) || !internal::NoNul(document.path(), "document path", e)) return false;
       return ember_batch_update(b, document.path().c_str(), EMBER_FORMAT_MSGPACK, p.data.data(), p.data.size(),
@@ -112,7 +112,7 @@ class Transaction {
     });
   }
   void Update(const DocumentReference& document, const MapFieldValue& data) {
-    internal::WritePayload p = internal::SplitWrite(data, true, true);
+    internal::WritePayload p = internal::SplitWrite(data, true, false);  // an update replaces a map value whole
     Record([&](ember_error* e) {
       if (!internal::PayloadOk(p, e) || !internal::NoNul(document.path(), "document path", e)) return false;
       return ember_transaction_update(tx_, document.path().c_str(), EMBER_FORMAT_MSGPACK, p.data.data(), p.data.size(),

@@ -197,7 +197,7 @@ class DocumentReference {
   /// Updates fields of an existing document; the keys are field paths ("address.city").
   /// Fails with kErrorNotFound when the document does not exist.
   Future<void> Update(const MapFieldValue& data) const {
-    internal::WritePayload p = internal::SplitWrite(data, true, true);
+    internal::WritePayload p = internal::SplitWrite(data, true, false);  // an update replaces a map value whole
     return internal::Write([&](ember_write_cb cb, void* ctx, ember_error* err) {
       if (!internal::PayloadOk(p, err) || !internal::NoNul(path_, "document path", err)) return false;
       return ember_doc_update(Raw(), path_.c_str(), EMBER_FORMAT_MSGPACK, p.data.data(), p.data.size(),
