@@ -240,15 +240,22 @@ bool ember_doc_set(ember_db *db, const char *path, ember_format format,
                    const void *data, size_t data_len, const void *transforms, size_t transforms_len,
                    ember_write_cb cb, void *ctx, ember_error *err);
 
-/** Set with merge: fields == NULL (n_fields 0) merges every field given in `data` (nested maps
- *  merge field by field, SetOptions.merge()); otherwise only the listed field paths are
- *  written (SetOptions.mergeFields), each must be in data or transforms. */
+/** The ids of the collections directly under the document `parent_path` (NULL or "" for the
+ *  root) that hold a document, sorted, as an array of strings in `format`: an OWNED buffer
+ *  (ember_free). Online the backend's, offline the cache's; collections created by local writes
+ *  not yet acknowledged are included. e.g. ["cities","users"]. */
+char *ember_db_list_collection_ids(ember_db *db, const char *parent_path, ember_format format,
+                                   size_t *out_len, ember_error *err);
+
 /** Firestore's create: a set that fails (ALREADY_EXISTS, "Document already exists: <path>") when
  *  the document exists at the backend; one write, rolled back locally like any refused write.
  *  Same arguments as ember_doc_set. */
 bool ember_doc_create(ember_db *db, const char *path, ember_format format,
                       const void *data, size_t data_len, const void *transforms, size_t transforms_len,
                       ember_write_cb cb, void *ctx, ember_error *err);
+/** Set with merge: fields == NULL (n_fields 0) merges every field given in `data` (nested maps
+ *  merge field by field, SetOptions.merge()); otherwise only the listed field paths are
+ *  written (SetOptions.mergeFields), each must be in data or transforms. */
 bool ember_doc_merge(ember_db *db, const char *path, ember_format format,
                      const void *data, size_t data_len, const void *transforms, size_t transforms_len,
                      const char *const *fields, size_t n_fields,
@@ -318,6 +325,10 @@ void ember_batch_release(ember_batch *batch);
 bool ember_batch_set(ember_batch *batch, const char *path, ember_format format,
                      const void *data, size_t data_len, const void *transforms, size_t transforms_len,
                      ember_error *err);
+/** A read check (optimistic transactions built on a batch): the whole batch fails unless the
+ *  document's update time is still `update_time` (ember_document_update_time of the read;
+ *  FAILED_PRECONDITION), or, with 0, unless it still does not exist (ALREADY_EXISTS). */
+bool ember_batch_verify(ember_batch *batch, const char *path, int64_t update_time, ember_error *err);
 /** A create in the batch (the whole batch fails with ALREADY_EXISTS when the document exists). */
 bool ember_batch_create(ember_batch *batch, const char *path, ember_format format,
                         const void *data, size_t data_len, const void *transforms, size_t transforms_len,

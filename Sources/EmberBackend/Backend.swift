@@ -56,6 +56,11 @@ public final class Backend: @unchecked Sendable {
     /// Blocks until every message sent so far has been processed (tests and shutdown).
     public func flush() { queue.sync {} }
 
+    /// The ids of the collections under `parent` holding a document (ListCollectionIds).
+    public func collectionIds(under parent: ResourcePath) -> Set<String> {
+        queue.sync { store.collectionIds(under: parent) }
+    }
+
     /// A strictly increasing clock in µs, close to wall-clock time.
     func nextVersion() -> Int64 {
         var ts = timespec()

@@ -110,3 +110,15 @@ public func ember_batch_commit(_ b: OpaquePointer?, _ cb: ember_write_cb?, _ ctx
         return true
     }
 }
+
+/// ember_batch_verify: the batch commits only if the document is still as a transaction read it.
+@_cdecl("ember_batch_verify")
+public func ember_batch_verify(_ b: OpaquePointer?, _ path: UnsafePointer<CChar>?, _ updateTime: Int64,
+                               _ err: UnsafeMutablePointer<ember_error>?) -> Bool {
+    wrap(err, false) {
+        try object(b, CBatch.self, "batch").add {
+            Mutation(key: try documentKey(path), kind: .verify,
+                     precondition: updateTime > 0 ? .updateTime(updateTime) : .exists(false))
+        }
+    }
+}

@@ -114,3 +114,23 @@ public func ember_db_wait_for_pending_writes(_ db: OpaquePointer?, _ cb: ember_w
 
 /// Carries an error from a completion to the waiting thread (the semaphore orders the accesses).
 final class ErrorBox: @unchecked Sendable { var error: EmberError? }
+
+/// ember_db_list_collection_ids: the collections under a document (or the root) as an array of
+/// ids in `format` (an owned buffer).
+@_cdecl("ember_db_list_collection_ids")
+public func ember_db_list_collection_ids(_ db: OpaquePointer?, _ parent: UnsafePointer<CChar>?, _ format: Int32,
+                                         _ outLen: UnsafeMutablePointer<Int>?,
+                                         _ err: UnsafeMutablePointer<ember_error>?) -> UnsafeMutablePointer<CChar>? {
+    wrap(err, nil) {
+        let client = try object(db, DBHandle.self, "db").open()
+        try checkFormat(format)
+        let path: ResourcePath
+        if let parent, parent.pointee != 0 {
+            path = try DocumentKey(parsing: try text(parent, "parent")).path
+        } else {
+            path = ResourcePath(segments: [])
+        }
+        let ids = try client.collectionIds(under: path)
+        return try encode(.array(ids.map { .string($0) }), format, outLen)
+    }
+}

@@ -155,6 +155,20 @@ public final class EmberClient: @unchecked Sendable {
 
     // MARK: reads
 
+    /// The ids of the collections directly under `parent` (a document path; the empty path for the
+    /// root) that hold a document, sorted: the backend's when online, the cache's offline, with the
+    /// collections local writes created (Firestore's listCollections / ListCollectionIds).
+    public func collectionIds(under parent: ResourcePath) throws -> [String] {
+        if !parent.segments.isEmpty && parent.segments.count % 2 != 0 {
+            throw EmberError.invalidArgument("Collections are listed under a document or the root, not under the collection '\(parent.canonical)'.")
+        }
+        return try onWorker {
+            var ids = engine.networkEnabled ? backend.collectionIds(under: parent) : engine.local.remote.collectionIds(under: parent)
+            ids.formUnion(engine.local.pendingCollectionIds(under: parent))
+            return ids.sorted { compareUTF8($0, $1) < 0 }
+        }
+    }
+
     public func getDocument(_ key: DocumentKey, source: GetSource = .default,
                             completion: @escaping (Result<DocumentRead, EmberError>) -> Void) throws {
         try onWorker { engine.getDocument(key, source: source, completion: completion) }

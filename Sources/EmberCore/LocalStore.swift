@@ -267,6 +267,17 @@ final class LocalStore {
         }
     }
 
+    /// The collections under `parent` where a local write (not yet acknowledged) put a document.
+    func pendingCollectionIds(under parent: ResourcePath) -> Set<String> {
+        var out = Set<String>()
+        let n = parent.segments.count
+        for (k, d) in overlays where d.exists {
+            let segs = k.path.segments
+            if segs.count > n + 1 && Array(segs[..<n]) == parent.segments { out.insert(segs[n]) }
+        }
+        return out
+    }
+
     // MARK: queries
 
     /// `execute(query)` when only `keys` and the documents with local mutations can have changed

@@ -66,6 +66,19 @@ public final class MemoryDocumentStore: DocumentStore {
         return out
     }
 
+    public func collectionIds(under parent: ResourcePath) -> Set<String> {
+        var out = Set<String>()
+        let n = parent.segments.count
+        for paths in collectionsByGroup.values {
+            for c in paths where c.segments.count > n && Array(c.segments[..<n]) == parent.segments {
+                let id = c.segments[n]
+                if out.contains(id) { continue }
+                if documents(in: c).contains(where: { $0.exists }) { out.insert(id) }
+            }
+        }
+        return out
+    }
+
     public func documents(inGroup id: String) -> [Document] {
         guard let paths = collectionsByGroup[id] else { return [] }
         // The index's String key may also hold canonically equivalent ids: keep exact matches.

@@ -51,6 +51,9 @@ public protocol DocumentStore: AnyObject {
     func documents(in collection: ResourcePath) -> [Document]
     /// Every entry in every collection named `id`, tombstones included.
     func documents(inGroup id: String) -> [Document]
+    /// The ids of the collections directly under `parent` (a document path, or the empty path for
+    /// the root) that hold an existing document, directly or deeper (Firestore's ListCollectionIds).
+    func collectionIds(under parent: ResourcePath) -> Set<String>
     /// At least every entry `query` (a collection or group query) can match, perhaps more
     /// (callers still filter): a store with indexes reads only the candidates an index gives.
     func documents(matching query: Query) -> [Document]

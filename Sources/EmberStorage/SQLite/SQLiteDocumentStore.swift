@@ -166,6 +166,36 @@ final class SQLiteDocumentStore: DocumentStore {
         }
     }
 
+    func collectionIds(under parent: ResourcePath) -> Set<String> {
+        persistence.access([]) { db in
+            let prefix = parent.segments.isEmpty ? "" : parent.canonical + "/"
+            let n = parent.segments.count
+            let st = try db.statement("SELECT parent FROM collections WHERE tbl = ? AND parent >= ? AND parent < ?")
+            defer { st.reset() }
+            st.bind(1, table)
+            st.bind(2, prefix)
+            st.bind(3, prefix + "\u{10FFFF}")
+            var candidates: [String: [String]] = [:]   // id -> collection paths under it
+            while try st.step() {
+                let path = st.text(0)
+                let segs = path.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+                guard segs.count > n, Array(segs[..<n]) == parent.segments else { continue }
+                candidates[segs[n], default: []].append(path)
+            }
+            var out = Set<String>()
+            let exists = try db.statement("SELECT 1 FROM \(table) WHERE parent = ? AND present = 1 LIMIT 1")
+            defer { exists.reset() }
+            for (id, paths) in candidates {
+                for p in paths {
+                    exists.reset()
+                    exists.bind(1, p)
+                    if try exists.step() { out.insert(id); break }
+                }
+            }
+            return out
+        }
+    }
+
     func documents(inGroup id: String) -> [Document] {
         persistence.access([]) { db in
             var out: [Document] = []

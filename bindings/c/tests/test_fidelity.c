@@ -76,7 +76,59 @@ static void document_times(void) {
     latch_destroy(&l);
 }
 
+
+static void list_collection_ids_and_verify(void) {
+    ember_db *db = open_db();
+    ember_error err;
+    set_json(db, "cities/SF", "{\"n\":1}");
+    set_json(db, "users/u", "{\"n\":1}");
+    set_json(db, "cities/SF/landmarks/a", "{\"n\":1}");
+    set_json(db, "cities/LA/museums/m", "{\"n\":1}");
+    latch l;
+    latch_init(&l);
+    CHECK(ember_db_wait_for_pending_writes(db, latch_write_cb, &l, &err));
+    CHECK(latch_wait(&l, 1));
+    size_t len = 0;
+    char *ids = ember_db_list_collection_ids(db, NULL, EMBER_FORMAT_JSON, &len, &err);
+    CHECK_STR(ids, "[\"cities\",\"users\"]");
+    ember_free(ids);
+    ids = ember_db_list_collection_ids(db, "cities/LA", EMBER_FORMAT_JSON, NULL, &err);
+    CHECK_STR(ids, "[\"museums\"]");
+    ember_free(ids);
+    CHECK(ember_db_list_collection_ids(db, "cities", EMBER_FORMAT_JSON, NULL, &err) == NULL);
+    CHECK_ERR(err, EMBER_ERR_INVALID_ARGUMENT);
+    CHECK(ember_db_list_collection_ids(NULL, NULL, EMBER_FORMAT_JSON, NULL, &err) == NULL);
+    CHECK_ERR(err, EMBER_ERR_INVALID_ARGUMENT);
+    /* verify: the batch applies only while the document is as read. */
+    ember_document *d = ember_doc_get(db, "cities/SF", EMBER_SOURCE_DEFAULT, &err);
+    int64_t t = d ? ember_document_update_time(d) : 0;
+    ember_document_release(d);
+    ember_batch *b = ember_batch_new(db, &err);
+    CHECK(ember_batch_verify(b, "cities/SF", t, &err));
+    CHECK(ember_batch_set(b, "cities/NY", EMBER_FORMAT_JSON, "{\"n\":2}", EMBER_NTS, NULL, 0, &err));
+    CHECK(ember_batch_commit(b, latch_write_cb, &l, &err));
+    CHECK(latch_wait(&l, 2) && l.last_code == EMBER_OK);
+    ember_batch_release(b);
+    set_json(db, "cities/SF", "{\"n\":3}");
+    b = ember_batch_new(db, &err);
+    CHECK(ember_batch_verify(b, "cities/SF", t, &err));
+    CHECK(ember_batch_verify(b, "cities/none", 0, &err));
+    CHECK(ember_batch_set(b, "cities/BOS", EMBER_FORMAT_JSON, "{\"n\":2}", EMBER_NTS, NULL, 0, &err));
+    CHECK(ember_batch_commit(b, latch_write_cb, &l, &err));
+    CHECK(latch_wait(&l, 3) && l.last_code == EMBER_ERR_FAILED_PRECONDITION);
+    ember_batch_release(b);
+    d = ember_doc_get(db, "cities/BOS", EMBER_SOURCE_DEFAULT, &err);
+    CHECK(d && !ember_document_exists(d));
+    ember_document_release(d);
+    ember_db_close(db, &err);
+    CHECK(ember_db_list_collection_ids(db, NULL, EMBER_FORMAT_JSON, NULL, &err) == NULL);
+    CHECK_ERR(err, EMBER_ERR_FAILED_PRECONDITION);
+    ember_db_release(db);
+    latch_destroy(&l);
+}
+
 void run_fidelity(void) {
     RUN(create_is_one_write_with_a_precondition);
     RUN(document_times);
+    RUN(list_collection_ids_and_verify);
 }

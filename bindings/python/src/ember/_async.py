@@ -381,6 +381,22 @@ class AsyncTransaction:
         self._sync.create(_sync_ref(reference), document_data)
         return self
 
+    async def _begin(self, retry_id: Any = None) -> None:
+        self._sync._begin(retry_id)
+
+    async def commit(self) -> List[Any]:
+        return self._sync.commit()
+
+    async def rollback(self) -> None:
+        self._sync.rollback()
+
+    async def __aenter__(self) -> "AsyncTransaction":
+        self._sync._begin()
+        return self
+
+    async def __aexit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
+        self._sync.__exit__(exc_type, exc, tb)
+
 
 class _AsyncTransactional:
     """What `@async_transactional` returns: `await f(transaction, *args)`. The transaction runs on

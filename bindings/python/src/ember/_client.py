@@ -15,6 +15,7 @@ from __future__ import annotations
 import atexit
 import datetime as _dt
 import functools
+import json
 import threading
 import weakref
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
@@ -22,7 +23,8 @@ from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequ
 from . import _ember
 from ._documents import (DocumentSnapshot, Watch, WriteResult, _TransactionalDocumentSnapshot,
                          document_dispatcher)
-from ._errors import AlreadyExistsError, EmberError, FailedPreconditionError, InvalidArgumentError, UnavailableError
+from ._errors import (AbortedError, AlreadyExistsError, EmberError, FailedPreconditionError, InvalidArgumentError,
+                      UnavailableError)
 from ._values import ListenSource, Source, field_path_str
 
 from typing import TYPE_CHECKING
@@ -159,6 +161,11 @@ class Client:
     def document(self, *document_path: str) -> "DocumentReference":
         path = _check_path(_join(document_path, "document(document_path)"), 2, "document(document_path)")
         return DocumentReference(path, self)
+
+    def collections(self, retry: Any = None, timeout: Any = None) -> Iterator["CollectionReference"]:
+        """The top-level collections that hold a document (sorted by id)."""
+        for cid in json.loads(self._db.list_collection_ids(None)):
+            yield self.collection(cid)
 
     def collection_group(self, collection_id: str) -> "CollectionGroup":
         from ._query import CollectionGroup
@@ -307,7 +314,9 @@ class DocumentReference:
         return CollectionReference(path, self._client)
 
     def collections(self, page_size: Any = None, retry: Any = None, timeout: Any = None) -> Iterator["CollectionReference"]:
-        raise NotImplementedError("listing subcollections is not offered by libember yet")
+        """The subcollections of this document that hold a document (sorted by id)."""
+        for cid in json.loads(self._client._db.list_collection_ids(self._path)):
+            yield self.collection(cid)
 
     # ------------------------------------------------------------ writes
     def set(self, document_data: Dict[str, Any], merge: Union[bool, Sequence[str]] = False,
@@ -460,9 +469,51 @@ class WriteBatch:
             self.commit()
 
 
+class _ManualTransaction:
+    """A transaction the caller drives (google-cloud-firestore's `t._begin(); ...; t.commit()` or
+    `with db.transaction() as t:`), with the interface of the C transaction object: reads go to
+    the backend and record each document's update time; writes are buffered; commit sends one
+    batch that first verifies every document read is as it was read (else AbortedError: the
+    caller may retry) and then applies the writes, atomically."""
+
+    def __init__(self, client: "Client") -> None:
+        self._client = client
+        self._reads: Dict[str, int] = {}
+        self._writes: List[Tuple[Any, ...]] = []
+
+    def get(self, path: str) -> DocumentSnapshot:
+        if self._writes:
+            raise InvalidArgumentError("Firestore transactions require all reads to be executed before all writes.")
+        snap = self._client._db.get(path, int(Source.SERVER))
+        self._reads.setdefault(path, snap._update_micros if snap.exists else 0)
+        return snap
+
+    def set(self, path: str, data: Any, merge: Any = False) -> None:
+        self._writes.append(("set", path, data, merge))
+
+    def update(self, path: str, fields: Any) -> None:
+        self._writes.append(("update", path, fields))
+
+    def delete(self, path: str) -> None:
+        self._writes.append(("delete", path))
+
+    def commit(self) -> WriteResult:
+        b = self._client._db.batch()
+        for path, t in self._reads.items():
+            b.verify(path, t)
+        for w in self._writes:
+            getattr(b, w[0])(*w[1:])
+        try:
+            return self._client._settle(b.commit())
+        except FailedPreconditionError as e:
+            raise AbortedError(f"the transaction's reads changed before it committed: {e}") from None
+
+
 class Transaction:
     """A transaction (google-cloud-firestore's shape): pass it to a `@ember.transactional`
-    function, which runs (and is retried on contention) with reads before writes."""
+    function, which runs (and is retried on contention) with reads before writes; or drive it
+    yourself: `t._begin()`, reads, writes, `t.commit()` (or `t.rollback()`), or
+    `with db.transaction() as t:` (commits at the end of the block, applies nothing if it raises)."""
 
     def __init__(self, client: Client, max_attempts: int = 5, read_only: bool = False) -> None:
         if not isinstance(max_attempts, int) or max_attempts < 1:
@@ -482,21 +533,62 @@ class Transaction:
 
     def _need(self) -> Any:
         if self._tx is None:
-            raise FailedPreconditionError("the transaction is not in progress: call it through @ember.transactional")
+            raise FailedPreconditionError("the transaction is not in progress: call it through @ember.transactional, "
+                                          "or call _begin() (or use `with db.transaction() as t:`)")
         return self._tx
+
+    # ------------------------------------------------------------ driven by the caller
+    def _begin(self, retry_id: Any = None) -> None:
+        if self._tx is not None:
+            raise FailedPreconditionError("the transaction is already in progress")
+        self._tx = _ManualTransaction(self._client)
+
+    def _manual(self) -> _ManualTransaction:
+        tx = self._need()
+        if not isinstance(tx, _ManualTransaction):
+            raise FailedPreconditionError("a @transactional function's transaction commits when the function returns")
+        return tx
+
+    def commit(self, retry: Any = None, timeout: Any = None) -> List[WriteResult]:
+        """Commits a transaction begun with _begin(): one WriteResult per write."""
+        tx = self._manual()
+        self._tx = None
+        n = len(tx._writes)
+        return [tx.commit()] * n
+
+    _commit = commit
+
+    def rollback(self) -> None:
+        """Ends a transaction begun with _begin() without applying anything."""
+        self._manual()
+        self._tx = None
+
+    _rollback = rollback
+
+    def __enter__(self) -> "Transaction":
+        self._begin()
+        return self
+
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
+        if self._tx is None:
+            return
+        if exc_type is None:
+            self.commit()
+        else:
+            self.rollback()
 
     def _get_document(self, path: str) -> DocumentSnapshot:
         return self._need().get(path)
 
     def get(self, ref_or_query: Any, retry: Any = None, timeout: Any = None) -> Any:
         """A DocumentReference gives its snapshot (also iterable, as google's generator); a query
-        gives its documents (read outside the transaction: the C ABI has no transactional query)."""
+        gives its documents, each read inside the transaction (the commit fails if one changes)."""
         if isinstance(ref_or_query, DocumentReference):
             snap = self._get_document(ref_or_query._path)
             snap.__class__ = _TransactionalDocumentSnapshot
             return snap
         self._need()
-        return iter(ref_or_query.get())
+        return iter([self._get_document(d._path) for d in ref_or_query.get()])
 
     def get_all(self, references: Iterable[DocumentReference], retry: Any = None, timeout: Any = None) -> Iterator[DocumentSnapshot]:
         for r in references:

@@ -500,6 +500,23 @@ static PyObject *Db_delete(DbObject *self, PyObject *args, PyObject *kw) {
     if (db_check(self) < 0) return NULL;
     return write_entry(T_DB, self->db, W_DELETE, args, kw);
 }
+/* list_collection_ids(parent_path or None) -> JSON text of the sorted ids */
+static PyObject *Db_list_collection_ids(DbObject *self, PyObject *arg) {
+    if (db_check(self) < 0) return NULL;
+    const char *parent = NULL;
+    if (arg != Py_None && !(parent = str_arg(arg, "parent"))) return NULL;
+    ember_error err;
+    size_t len = 0;
+    char *out;
+    Py_BEGIN_ALLOW_THREADS
+    out = ember_db_list_collection_ids(self->db, parent, EMBER_FORMAT_JSON, &len, &err);
+    Py_END_ALLOW_THREADS
+    if (!out) return raise_err(&err);
+    PyObject *r = PyUnicode_FromStringAndSize(out, (Py_ssize_t)len);
+    ember_free(out);
+    return r;
+}
+
 static PyObject *Db_create(DbObject *self, PyObject *args, PyObject *kw) {
     if (db_check(self) < 0) return NULL;
     return write_entry(T_DB, self->db, W_CREATE, args, kw);
@@ -1236,6 +1253,17 @@ static PyObject *Batch_set(BatchObject *self, PyObject *a, PyObject *k) { return
 static PyObject *Batch_update(BatchObject *self, PyObject *a, PyObject *k) { return write_entry(T_BATCH, self->b, W_UPDATE, a, k); }
 static PyObject *Batch_delete(BatchObject *self, PyObject *a, PyObject *k) { return write_entry(T_BATCH, self->b, W_DELETE, a, k); }
 static PyObject *Batch_create(BatchObject *self, PyObject *a, PyObject *k) { return write_entry(T_BATCH, self->b, W_CREATE, a, k); }
+/* verify(path, update_time_micros): the batch commits only if the document is as read */
+static PyObject *Batch_verify(BatchObject *self, PyObject *args) {
+    PyObject *path_o;
+    long long t;
+    if (!PyArg_ParseTuple(args, "OL", &path_o, &t)) return NULL;
+    const char *path = str_arg(path_o, "path");
+    if (!path) return NULL;
+    ember_error err;
+    if (!ember_batch_verify(self->b, path, t, &err)) return raise_err(&err);
+    Py_RETURN_NONE;
+}
 
 static PyObject *Batch_commit(BatchObject *self, PyObject *u) {
     wstate *w = wstate_new();
@@ -1254,6 +1282,7 @@ static PyMethodDef Batch_methods[] = {
     {"update", (PyCFunction)Batch_update, METH_VARARGS | METH_KEYWORDS, NULL},
     {"delete", (PyCFunction)Batch_delete, METH_VARARGS | METH_KEYWORDS, NULL},
     {"create", (PyCFunction)Batch_create, METH_VARARGS | METH_KEYWORDS, NULL},
+    {"verify", (PyCFunction)Batch_verify, METH_VARARGS, NULL},
     {"commit", (PyCFunction)Batch_commit, METH_NOARGS, NULL},
     {NULL}};
 
@@ -1389,6 +1418,7 @@ static PyMethodDef Db_methods[] = {
     {"update", (PyCFunction)Db_update, METH_VARARGS | METH_KEYWORDS, NULL},
     {"delete", (PyCFunction)Db_delete, METH_VARARGS | METH_KEYWORDS, NULL},
     {"create", (PyCFunction)Db_create, METH_VARARGS | METH_KEYWORDS, NULL},
+    {"list_collection_ids", (PyCFunction)Db_list_collection_ids, METH_O, NULL},
     {"get", (PyCFunction)Db_get, METH_VARARGS, NULL},
     {"wait_for_pending_writes", (PyCFunction)Db_wait_for_pending_writes, METH_NOARGS, NULL},
     {"listen_document", (PyCFunction)Db_listen_document, METH_VARARGS, NULL},

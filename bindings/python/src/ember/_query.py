@@ -337,10 +337,10 @@ class CollectionReference(Query):
     def add(self, document_data: Dict[str, Any], document_id: Optional[str] = None,
             retry: Any = None, timeout: Any = None) -> Tuple[_dt.datetime, Any]:
         """Writes a new document; returns (update_time, reference) as google-cloud-firestore
-        (update_time: the local time of the write, which is applied locally at once)."""
+        (update_time: the acknowledgement's time; offline, the local time of the write)."""
         ref = self.document(document_id)
-        ref.set(document_data)
-        return _dt.datetime.now(_dt.timezone.utc), ref
+        result = ref.set(document_data)
+        return result.update_time or _dt.datetime.now(_dt.timezone.utc), ref
 
     def list_documents(self, page_size: Any = None, retry: Any = None, timeout: Any = None) -> Iterator[Any]:
         for d in self._run():
