@@ -100,7 +100,7 @@ class DocumentSnapshot(_ember.Document):
     """A document's contents at one moment (google-cloud-firestore's DocumentSnapshot).
 
     `exists`, `id`, `reference`, `to_dict()`, `get("a.b")`, `snap["a"]`, `metadata`,
-    `create_time`/`update_time` (None: not exposed by the C ABI yet), `read_time`.
+    `create_time`/`update_time` (the backend's; None for a pending local write), `read_time`.
     """
 
     __slots__ = ("_fields", "_rt")
