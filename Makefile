@@ -51,6 +51,28 @@ bench: deps
 clean:
 	rm -rf .build $(TSAN_PATH) $(BENCH_PATH)
 
+# ---- the server's wire types (proto/ -> Sources/EmberFirestoreProto, committed) ----
+# Regenerates the Swift code from Ember's .proto files: installs protoc (Debian's
+# protobuf-compiler) if missing and builds the two plugins from the pinned packages in their own
+# scratch path. CI never runs this: the generated code is committed.
+PROTO_TOOLS ?= .build-protoc
+.PHONY: proto
+proto:
+	@command -v protoc >/dev/null || { echo "installing protobuf-compiler"; (sudo -n true 2>/dev/null && SUDO=sudo || SUDO=; $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq protobuf-compiler); }
+	@mkdir -p $(PROTO_TOOLS)/Sources/Tools
+	@printf '// swift-tools-version:6.0\nimport PackageDescription\nlet package = Package(name: "tools", dependencies: [.package(url: "https://github.com/apple/swift-protobuf", exact: "1.39.0"), .package(url: "https://github.com/grpc/grpc-swift-protobuf", exact: "2.4.1")], targets: [.target(name: "Tools")])\n' > $(PROTO_TOOLS)/Package.swift
+	@echo 'let unused = 0' > $(PROTO_TOOLS)/Sources/Tools/Tools.swift
+	cd $(PROTO_TOOLS) && $(SWIFT) build -c release --product protoc-gen-swift && $(SWIFT) build -c release --product protoc-gen-grpc-swift-2
+	rm -f Sources/EmberFirestoreProto/*.swift
+	cd proto && protoc -I. -I/usr/include \
+	  --plugin=protoc-gen-swift=$(abspath $(PROTO_TOOLS))/.build/release/protoc-gen-swift \
+	  --swift_out=../Sources/EmberFirestoreProto --swift_opt=Visibility=Public \
+	  ember_firestore_v1.proto ember_rpc_status.proto ember_latlng.proto
+	cd proto && protoc -I. -I/usr/include \
+	  --plugin=protoc-gen-grpc-swift-2=$(abspath $(PROTO_TOOLS))/.build/release/protoc-gen-grpc-swift-2 \
+	  --grpc-swift-2_out=../Sources/EmberFirestoreProto --grpc-swift-2_opt=Visibility=Public,Server=true,Client=true \
+	  ember_firestore_v1.proto
+
 # ---- C ABI (include/ember.h, libember.so, bindings/c) ----
 # LIB_CONFIG=release builds the library in its own scratch path (.build-lib).
 LIB_CONFIG ?= debug
@@ -68,7 +90,8 @@ VALGRIND   ?= valgrind
 .PHONY: lib test-c test-c-valgrind test-c-asan install
 
 lib: deps
-	$(SWIFT) build -j $(JOBS) -c $(LIB_CONFIG) --scratch-path $(LIB_PATH) --product ember
+	$(SWIFT) build -j $(JOBS) -c $(LIB_CONFIG) --scratch-path $(LIB_PATH) --product ember-c
+	ln -sf libember-c.so $(LIB_DIR)/libember.so
 	ln -sf libember.so $(LIB_DIR)/libember.so.0
 
 # The C tests: header as C99 and C++17, exports and SONAME, the tests, then under valgrind and ASan.
@@ -210,8 +233,9 @@ FUZZ_TARGETS  = values paths query
 .PHONY: fuzz fuzz-build test-fuzz
 test: test-fuzz
 fuzz-build: deps
-	$(SWIFT) build -j $(JOBS) -c release --scratch-path $(FUZZ_PATH) --product ember \
+	$(SWIFT) build -j $(JOBS) -c release --scratch-path $(FUZZ_PATH) --product ember-c \
 	  -Xswiftc -sanitize=address -Xswiftc -sanitize-coverage=edge,inline-8bit-counters,pc-table,trace-cmp
+	ln -sf libember-c.so $(FUZZ_PATH)/release/libember.so
 	ln -sf libember.so $(FUZZ_PATH)/release/libember.so.0
 	@mkdir -p $(FUZZ_PATH)/bin
 	@for t in $(FUZZ_TARGETS); do \

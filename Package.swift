@@ -13,7 +13,19 @@ let package = Package(
         .executable(name: "ember-demo", targets: ["EmberDemo"]),
         .executable(name: "ember-bench", targets: ["EmberBench"]),
         // The C ABI (include/ember.h): libember.so exports only ember_* and has a SONAME.
-        .library(name: "ember", type: .dynamic, targets: ["EmberC"]),
+        // (The product is `ember-c` so that `ember` names the command; the Makefile and setup.py
+        // link libember-c.so as libember.so.)
+        .library(name: "ember-c", type: .dynamic, targets: ["EmberC"]),
+        // `ember serve`: the Cloud Firestore v1 gRPC API over the same backend.
+        .executable(name: "ember", targets: ["EmberCLI"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/grpc/grpc-swift-2", from: "2.4.3"),
+        .package(url: "https://github.com/grpc/grpc-swift-nio-transport", from: "2.9.2"),
+        .package(url: "https://github.com/grpc/grpc-swift-protobuf", from: "2.4.1"),
+        .package(url: "https://github.com/apple/swift-protobuf", from: "1.39.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
     ],
     targets: [
         .target(name: "EmberModel", swiftSettings: swift5),
@@ -26,6 +38,25 @@ let package = Package(
         .target(name: "EmberC", dependencies: ["EmberCore", "CEmberABI"], swiftSettings: swift5,
                 linkerSettings: [.unsafeFlags(["-Xlinker", "--version-script=\(Context.packageDirectory)/bindings/c/ember.map",
                                                "-Xlinker", "-soname=libember.so.0"])]),
+        // The server (issue 11): generated wire types (`make proto`), the service over the backend,
+        // and the command line. Nothing in the targets above depends on them.
+        .target(name: "EmberFirestoreProto", dependencies: [
+            .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+            .product(name: "GRPCCore", package: "grpc-swift-2"),
+            .product(name: "GRPCProtobuf", package: "grpc-swift-protobuf"),
+        ]),
+        .target(name: "EmberServer", dependencies: [
+            "EmberModel", "EmberStorage", "EmberBackend", "EmberFirestoreProto",
+            .product(name: "GRPCCore", package: "grpc-swift-2"),
+            .product(name: "GRPCNIOTransportHTTP2", package: "grpc-swift-nio-transport"),
+            .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+            .product(name: "Logging", package: "swift-log"),
+        ]),
+        .executableTarget(name: "EmberCLI", dependencies: [
+            "EmberServer",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            .product(name: "Logging", package: "swift-log"),
+        ]),
         .executableTarget(name: "EmberDemo", dependencies: ["Ember"], swiftSettings: swift5),
         .executableTarget(name: "EmberCrashWriter", dependencies: ["EmberCore"], swiftSettings: swift5),
         .executableTarget(name: "EmberBench", dependencies: ["Ember", "EmberCore", "EmberStorage"], path: "bench/swift", swiftSettings: swift5),
@@ -34,5 +65,6 @@ let package = Package(
         .testTarget(name: "EmberBackendTests", dependencies: ["EmberBackend"], swiftSettings: swift5),
         .testTarget(name: "EmberCoreTests", dependencies: ["EmberCore"], swiftSettings: swift5),
         .testTarget(name: "EmberTests", dependencies: ["Ember"], swiftSettings: swift5),
+        .testTarget(name: "EmberServerTests", dependencies: ["EmberServer", "EmberFirestoreProto"]),
     ]
 )

@@ -224,11 +224,12 @@ public final class EmberClient: @unchecked Sendable {
         guard first else { return }
         worker.sync { engine.close(); treeEngine.close() }
         events.stop()
-        if !owned.isEmpty {
-            // The backend may still be applying a commit: let it finish before the file closes.
-            backend.flush()
-            for p in owned { p.close() }
-        }
+        // The backend may still be applying a commit sent before the close: it finishes before
+        // close returns (and before an owned file closes), and what it sent the worker is drained,
+        // so no Ember thread works for this client afterwards.
+        backend.flush()
+        worker.sync {}
+        for p in owned { p.close() }
     }
 
     deinit { close() }

@@ -31,7 +31,9 @@ extension Query {
     /// Whether a document's key belongs to the collection (or group) this query reads.
     @inlinable
     public func matchesPath(_ key: DocumentKey) -> Bool {
-        if let group = collectionGroup { return compareUTF8(key.collectionGroup, group) == 0 }
+        if let group = collectionGroup {
+            return compareUTF8(key.collectionGroup, group) == 0 && (path.isEmpty || path.isPrefix(of: key.path))
+        }
         if isDocumentQuery { return key.path == path }
         let segs = key.path.segments
         guard segs.count == path.segments.count + 1 else { return false }
@@ -116,7 +118,7 @@ extension Query {
 
     /// A stable identity for sharing one view among listeners of equal queries.
     public var canonicalId: String {
-        var s = collectionGroup.map { "cg:\($0)" } ?? path.canonical
+        var s = collectionGroup.map { "cg:\(path.canonical)/\($0)" } ?? path.canonical
         s += "|f:" + filters.map(Query.canonical).joined(separator: ",")
         s += "|ob:" + explicitOrderBy.map { "\($0.field.canonical)\($0.descending ? "-" : "+")" }.joined(separator: ",")
         if let l = limit { s += "|l:\(limitType == .first ? "f" : "l")\(l)" }

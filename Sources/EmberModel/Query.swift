@@ -28,6 +28,14 @@ public struct Query: Sendable, CustomStringConvertible {
         self.collectionGroup = id
     }
 
+    /// A collection-group query limited to the documents under `parent` (a document path; the
+    /// empty path is the whole database), as Firestore's RunQuery with a parent document and
+    /// `all_descendants`.
+    public init(collectionGroup id: String, under parent: ResourcePath) {
+        self.path = parent
+        self.collectionGroup = id
+    }
+
     public init(document key: DocumentKey) {
         self.path = key.path
         self.collectionGroup = nil
@@ -208,7 +216,7 @@ public struct Query: Sendable, CustomStringConvertible {
     }
 
     public var description: String {
-        var s = collectionGroup.map { "group(\($0))" } ?? path.canonical
+        var s = collectionGroup.map { path.isEmpty ? "group(\($0))" : "\(path.canonical)/group(\($0))" } ?? path.canonical
         for f in filters { s += " where \(f)" }
         for o in explicitOrderBy { s += " order \(o.field)\(o.descending ? " desc" : "")" }
         if let l = limit { s += limitType == .first ? " limit \(l)" : " limitToLast \(l)" }

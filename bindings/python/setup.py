@@ -1,8 +1,8 @@
 """Builds the `ember` package: libember (Swift, release) and the C extension `ember._ember`.
 
 `pip install ./bindings/python` runs this. Steps:
-  1. `swift build -c release --product ember --scratch-path <repo>/.build-python` (incremental);
-  2. copies libember.so into the package (as libember.so and under its SONAME, libember.so.0);
+  1. `swift build -c release --product ember-c --scratch-path <repo>/.build-python` (incremental);
+  2. copies libember-c.so into the package (as libember.so and under its SONAME, libember.so.0);
   3. compiles `ember._ember` against the Python headers and include/ember.h, linked to that copy
      with rpath $ORIGIN, so the library is found next to the module from any directory.
 Environment: EMBER_SOURCE_DIR (the repository; default: two levels up), SWIFT (default `swift`),
@@ -29,10 +29,10 @@ def build_libember() -> Path:
     if shutil.which(swift) is None:
         raise SystemExit("ember: Swift 6 is required on PATH to build libember (https://swift.org/install)")
     jobs = os.environ.get("EMBER_SWIFT_JOBS", str(os.cpu_count() or 2))
-    cmd = [swift, "build", "-c", "release", "--product", "ember", "--scratch-path", str(SCRATCH), "-j", jobs]
+    cmd = [swift, "build", "-c", "release", "--product", "ember-c", "--scratch-path", str(SCRATCH), "-j", jobs]
     print("ember: " + " ".join(cmd), flush=True)
     subprocess.run(cmd, cwd=ROOT, check=True)
-    lib = SCRATCH / "release" / "libember.so"
+    lib = SCRATCH / "release" / "libember-c.so"
     if not lib.exists():
         raise SystemExit(f"ember: {lib} was not produced")
     return lib

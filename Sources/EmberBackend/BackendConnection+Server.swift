@@ -1,0 +1,41 @@
+import EmberModel
+
+/// Responsible for: the outcome of a commit made for a server request: its version and the
+/// committed state of each key it wrote (tombstones for deletes).
+public struct CommitOutcome: Sendable {
+    public let version: Int64
+    public let documents: [DocumentKey: Document]
+}
+
+extension BackendConnection {
+    /// Commits `mutations` for a server request (a Commit, a transaction's commit, a Write stream
+    /// batch). A read-write transaction passes the update time of every document it read (0 for a
+    /// document that did not exist): when one has changed since, nothing is applied and the
+    /// commit fails with ABORTED, as Firestore's optimistic transactions do.
+    public func commit(_ mutations: [Mutation], reads: [DocumentKey: Int64] = [:],
+                       completion: @escaping (Result<CommitOutcome, EmberError>) -> Void) {
+        backend.queue.async { [self, backend = self.backend] in
+            for (key, readTime) in reads {
+                let now = backend.store.get(key).flatMap { $0.exists ? $0.updateTime : nil } ?? 0
+                if now != readTime {
+                    deliveryQueue.async { completion(.failure(EmberError(.aborted, "Aborted due to cross-transaction contention. This occurs when multiple transactions attempt to access the same data, requiring Firestore to abort at least one in order to enforce serializability."))) }
+                    return
+                }
+            }
+            let result = backend.applyCommit(mutations, from: self, batchId: nil).map { version in
+                var docs: [DocumentKey: Document] = [:]
+                for m in mutations where docs[m.key] == nil { docs[m.key] = backend.lookup(m.key) }
+                return CommitOutcome(version: version, documents: docs)
+            }
+            deliveryQueue.async { completion(result) }
+        }
+    }
+
+    /// The ids of the collections under `parent` that hold a document, sorted by UTF-8 bytes.
+    public func collectionIds(under parent: ResourcePath, completion: @escaping ([String]) -> Void) {
+        backend.queue.async { [self, backend = self.backend] in
+            let ids = backend.store.collectionIds(under: parent).sorted { compareUTF8($0, $1) < 0 }
+            deliveryQueue.async { completion(ids) }
+        }
+    }
+}

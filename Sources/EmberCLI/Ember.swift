@@ -1,0 +1,106 @@
+import ArgumentParser
+import Dispatch
+import EmberModel
+import EmberServer
+import Foundation
+import Logging
+
+/// Responsible for: the `ember` command line. `ember serve` runs the server (EmberServer) until
+/// SIGTERM or SIGINT, logging one structured line per start, stop and error on stderr.
+@main
+struct Ember: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "ember",
+        abstract: "Ember, an embeddable realtime document store.",
+        subcommands: [Serve.self])
+}
+
+struct Serve: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Serve a store over the Cloud Firestore v1 gRPC API.",
+        discussion: """
+            Any Firestore client works against it as against the Firestore emulator:
+              ember serve --path data.ember --port 8080
+              FIRESTORE_EMULATOR_HOST=127.0.0.1:8080 python app.py
+            Every project and database id is accepted; each database is its own namespace.
+            SIGTERM or SIGINT stop it gracefully (open streams end with UNAVAILABLE).
+            """)
+
+    @Option(help: "The SQLite file that holds the data (created if missing). Durable by default.")
+    var path: String = "data.ember"
+
+    @Flag(help: "Keep the data in memory only (nothing survives a restart); --path is ignored.")
+    var memory = false
+
+    @Option(help: "The address to listen on: loopback only (127.0.0.1, ::1, localhost) until authentication exists.")
+    var host: String = "127.0.0.1"
+
+    @Option(help: "The TCP port (0 picks a free one, printed in the start line).")
+    var port: Int = 8080
+
+    @Option(help: "The largest request accepted, in bytes.")
+    var maxRequestBytes: Int = 16 << 20
+
+    @Option(help: "The most concurrent streams (calls) on one client connection.")
+    var maxConcurrentStreams: Int = 10_000
+
+    @Option(help: "Log level: trace, debug, info, notice, warning, error or critical.")
+    var logLevel: String = "info"
+
+    func run() async throws {
+        LoggingSystem.bootstrap { label in
+            var h = KeyValueLogHandler(label: label)
+            h.logLevel = Logger.Level(rawValue: logLevel) ?? .info
+            return h
+        }
+        let logger = Logger(label: "ember.server")
+        let server: EmberServer
+        do {
+            server = try EmberServer(configuration: .init(host: host, port: port, path: memory ? nil : path,
+                                                          maxRequestBytes: maxRequestBytes, maxConcurrentStreams: maxConcurrentStreams),
+                                     logger: logger)
+        } catch let e as EmberError {
+            logger.error("cannot start", metadata: ["event": "error", "error": "\(e.message)"])
+            throw ExitCode(2)
+        }
+        signal(SIGTERM, SIG_IGN)
+        signal(SIGINT, SIG_IGN)
+        let sources = [SIGTERM, SIGINT].map { sig in
+            let s = DispatchSource.makeSignalSource(signal: sig, queue: .global())
+            s.setEventHandler { server.shutDown() }
+            s.resume()
+            return s
+        }
+        defer { sources.forEach { $0.cancel() } }
+        do {
+            try await server.run()
+        } catch {
+            throw ExitCode(1)
+        }
+    }
+}
+
+/// Responsible for: one log line per event, `time level label key=value ...`, on stderr.
+struct KeyValueLogHandler: LogHandler {
+    let label: String
+    var logLevel: Logger.Level = .info
+    var metadata: Logger.Metadata = [:]
+
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    func log(event: LogEvent) {
+        var all = metadata
+        if let m = event.metadata { all.merge(m) { $1 } }
+        let fields = all.sorted { $0.key < $1.key }.map { "\($0.key)=\(KeyValueLogHandler.quote("\($0.value)"))" }
+        let time = ISO8601DateFormatter().string(from: Date())
+        let line = ([time, "level=\(event.level)", "logger=\(label)", "msg=\(KeyValueLogHandler.quote("\(event.message)"))"] + fields).joined(separator: " ") + "\n"
+        FileHandle.standardError.write(line.data(using: .utf8)!)
+    }
+
+    static func quote(_ s: String) -> String {
+        s.contains(where: { $0 == " " || $0 == "\"" || $0 == "=" }) ? "\"" + s.replacingOccurrences(of: "\"", with: "\\\"") + "\"" : s
+    }
+}

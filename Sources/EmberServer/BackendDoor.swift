@@ -1,0 +1,77 @@
+import Dispatch
+import EmberBackend
+import EmberModel
+import GRPCCore
+
+/// Responsible for: the server's one connection to the backend for request/response calls
+/// (reads, queries, commits), as async functions. The backend stays the store: the server only
+/// translates. Completions arrive on a concurrent queue and resume the waiting request.
+final class BackendDoor: BackendClient, @unchecked Sendable {
+    let backend: Backend
+    private let queue = DispatchQueue(label: "ember.server.door", attributes: .concurrent)
+    private var connection: BackendConnection!
+
+    init(backend: Backend) {
+        self.backend = backend
+        connection = backend.connect(client: self, queue: queue)
+    }
+
+    /// Unary calls watch nothing: no event is expected.
+    func backend(_ connection: BackendConnection, didSend event: BackendEvent) {}
+
+    func lookup(_ keys: [DocumentKey]) async -> (documents: [Document], version: Int64) {
+        await withCheckedContinuation { c in connection.lookup(keys) { c.resume(returning: ($0.0, $0.1)) } }
+    }
+
+    func run(_ query: Query) async -> (documents: [Document], version: Int64) {
+        await withCheckedContinuation { c in connection.runQuery(query, knownKeys: []) { c.resume(returning: ($0.0, $0.2)) } }
+    }
+
+    func commit(_ mutations: [Mutation], reads: [DocumentKey: Int64] = [:]) async throws -> CommitOutcome {
+        let r: Result<CommitOutcome, EmberError> = await withCheckedContinuation { c in
+            connection.commit(mutations, reads: reads) { c.resume(returning: $0) }
+        }
+        return try r.mapError(RPCError.init(ember:)).get()
+    }
+
+    func collectionIds(under parent: ResourcePath) async -> [String] {
+        await withCheckedContinuation { c in connection.collectionIds(under: parent) { c.resume(returning: $0) } }
+    }
+
+    func close() { connection.disconnect() }
+}
+
+extension RPCError {
+    /// Ember's error with its status code and message.
+    init(ember e: EmberError) {
+        self.init(code: RPCError.Code(ember: e.code), message: DatabaseName.externalize(e.message))
+    }
+}
+
+extension RPCError.Code {
+    init(ember code: ErrorCode) {
+        switch code {
+        case .ok, .unknown: self = .unknown
+        case .cancelled: self = .cancelled
+        case .invalidArgument: self = .invalidArgument
+        case .deadlineExceeded: self = .deadlineExceeded
+        case .notFound: self = .notFound
+        case .alreadyExists: self = .alreadyExists
+        case .permissionDenied: self = .permissionDenied
+        case .resourceExhausted: self = .resourceExhausted
+        case .failedPrecondition: self = .failedPrecondition
+        case .aborted: self = .aborted
+        case .outOfRange: self = .outOfRange
+        case .unimplemented: self = .unimplemented
+        case .internal: self = .internalError
+        case .unavailable: self = .unavailable
+        case .dataLoss: self = .dataLoss
+        case .unauthenticated: self = .unauthenticated
+        }
+    }
+}
+
+/// Runs `body`, turning Ember's errors into gRPC statuses.
+func rpc<T>(_ body: () async throws -> T) async throws -> T {
+    do { return try await body() } catch let e as EmberError { throw RPCError(ember: e) }
+}

@@ -1,0 +1,89 @@
+import EmberFirestoreProto
+import EmberModel
+import Foundation
+import GRPCCore
+
+/// Responsible for: one Write stream, Firestore's handshake then one batch per request: the
+/// first request names the database and gets a stream id and token; each later request carries
+/// the last token and its writes, committed atomically and in order, answered with the results,
+/// the commit time and a new token. A refused batch ends the stream with its error, as Firestore.
+struct WriteSession {
+    let door: BackendDoor
+    let streams: StreamRegistry
+
+    func run(request: RPCAsyncSequence<Google_Firestore_V1_WriteRequest, any Error>, response: RPCWriter<Google_Firestore_V1_WriteResponse>) async throws {
+        try await rpc {
+            guard let token = streams.register(nil) else { throw EmberError(.unavailable, "The server is shutting down") }
+            defer { streams.unregister(token) }
+            var db: DatabaseName?
+            var streamId = ""
+            var counter: Int64 = 0
+            for try await req in request {
+                if streams.isShuttingDown { throw EmberError(.unavailable, "The server is shutting down") }
+                if db == nil {
+                    db = try DatabaseName(parsing: req.database)
+                    guard req.writes.isEmpty, req.streamID.isEmpty else {
+                        throw EmberError.invalidArgument("The first request on a Write stream is the handshake: a database and no writes")
+                    }
+                    streamId = AutoId.make()
+                    var r = Google_Firestore_V1_WriteResponse()
+                    r.streamID = streamId
+                    r.streamToken = ResumeToken.encode(counter)
+                    try await response.write(r)
+                    continue
+                }
+                guard req.streamID.isEmpty || req.streamID == streamId else {
+                    throw EmberError.invalidArgument("Unknown stream id '\(req.streamID)'")
+                }
+                let writes = WireWrites(codec: WireCodec(db: db!))
+                let mutations = try req.writes.map(writes.mutation)
+                counter += 1
+                var r = Google_Firestore_V1_WriteResponse()
+                r.streamID = streamId
+                r.streamToken = ResumeToken.encode(counter)
+                if mutations.isEmpty {
+                    let (_, version) = await door.lookup([])
+                    r.commitTime = WireCodec.timestamp(micros: version)
+                } else {
+                    let outcome = try await door.commit(mutations)
+                    r.commitTime = WireCodec.timestamp(micros: outcome.version)
+                    r.writeResults = mutations.map { writes.result(of: $0, committed: outcome.documents[$0.key], commitTime: outcome.version) }
+                }
+                try await response.write(r)
+            }
+        }
+    }
+}
+
+/// Responsible for: the open streams, so that a shutdown ends each with UNAVAILABLE (a stream
+/// would otherwise hold the graceful shutdown open), and no new one starts after it began.
+final class StreamRegistry: @unchecked Sendable {
+    private let lock = NSLock()
+    private var enders: [Int: (@Sendable () -> Void)?] = [:]
+    private var next = 0
+    private(set) var isShuttingDown = false
+
+    /// Registers a stream; nil once the shutdown began.
+    func register(_ end: (@Sendable () -> Void)?) -> Int? {
+        lock.lock(); defer { lock.unlock() }
+        if isShuttingDown { return nil }
+        next += 1
+        enders[next] = end
+        return next
+    }
+
+    func unregister(_ token: Int) {
+        lock.lock(); defer { lock.unlock() }
+        enders[token] = nil
+    }
+
+    var count: Int { lock.lock(); defer { lock.unlock() }; return enders.count }
+
+    func shutDown() {
+        lock.lock()
+        isShuttingDown = true
+        let all = enders.values.compactMap { $0 }
+        lock.unlock()
+        for end in all { end() }
+    }
+}
