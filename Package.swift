@@ -65,6 +65,10 @@ let package = Package(
         .testTarget(name: "EmberBackendTests", dependencies: ["EmberBackend"], swiftSettings: swift5),
         .testTarget(name: "EmberCoreTests", dependencies: ["EmberCore"], swiftSettings: swift5),
         .testTarget(name: "EmberTests", dependencies: ["Ember"], swiftSettings: swift5),
-        .testTarget(name: "EmberServerTests", dependencies: ["EmberServer", "EmberFirestoreProto"]),
+        .testTarget(name: "EmberServerTests", dependencies: [
+            "EmberServer", "EmberFirestoreProto", "EmberModel",
+            .product(name: "GRPCCore", package: "grpc-swift-2"),
+            .product(name: "GRPCNIOTransportHTTP2", package: "grpc-swift-nio-transport"),
+        ]),
     ]
 )
