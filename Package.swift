@@ -68,6 +68,8 @@ let package = Package(
         .testTarget(name: "EmberServerTests", dependencies: [
             "EmberServer", "EmberFirestoreProto", "EmberModel",
             .product(name: "GRPCCore", package: "grpc-swift-2"),
+            .product(name: "GRPCProtobuf", package: "grpc-swift-protobuf"),
+            .product(name: "SwiftProtobuf", package: "swift-protobuf"),
             .product(name: "GRPCNIOTransportHTTP2", package: "grpc-swift-nio-transport"),
         ]),
     ]

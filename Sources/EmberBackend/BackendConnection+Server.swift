@@ -31,7 +31,9 @@ extension BackendConnection {
         }
     }
 
-    /// The ids of the collections under `parent` that hold a document, sorted by UTF-8 bytes.
+    /// The ids of the collections under `parent` (a document path or the root) that hold a
+    /// document, sorted by UTF-8 bytes; asked of a collection path, the ids of its documents that
+    /// have a document below them (ListDocuments' show_missing).
     public func collectionIds(under parent: ResourcePath, completion: @escaping ([String]) -> Void) {
         backend.queue.async { [self, backend = self.backend] in
             let ids = backend.store.collectionIds(under: parent).sorted { compareUTF8($0, $1) < 0 }

@@ -81,10 +81,17 @@ final class FirestoreService: FS.SimpleServiceProtocol, @unchecked Sendable {
             let (docs, _) = await door.run(Query(collection: collection))
             if case .transaction(let t)? = request.consistencySelector { try transactions.noteReads(t, db: db, documents: docs) }
             let codec = WireCodec(db: db)
-            let names0: [(String, Document?)] = docs.map { (codec.db.name(of: $0.key), $0) }
-            // show_missing (documents that do not exist but have subcollections) is not served
-            // yet: only existing documents are listed.
-            var names = names0
+            var names: [(String, Document?)] = docs.map { (codec.db.name(of: $0.key), $0) }
+            if request.showMissing {
+                // Documents that do not exist but have a subcollection holding a document, as
+                // names only. (The store's "collection ids under a path", asked of a collection,
+                // gives the ids of its documents with something below them.)
+                let present = Set(docs.map { $0.key.id })
+                for id in await door.collectionIds(under: collection) where !present.contains(id) {
+                    names.append((codec.db.name(of: DocumentKey(unchecked: collection.appending(id))), nil))
+                }
+                names.sort { compareUTF8($0.0, $1.0) < 0 }
+            }
             if !request.pageToken.isEmpty {
                 names = names.filter { compareUTF8($0.0, request.pageToken) > 0 }
             }
