@@ -17,11 +17,21 @@ public indirect enum Filter: Sendable {
 
     /// The disjunctions this filter becomes in disjunctive normal form: an `in` or
     /// `array-contains-any` of n values is n, an AND the product, an OR the sum (saturating past
-    /// a million), as Firestore counts them against its limit of 30.
+    /// a million), as Firestore counts them against its limit of 30; repeated values count once.
+    /// Repeated operand values are one disjunction (the emulator accepts `in` lists of 33
+    /// values with duplicates where 30 distinct ones fit): values equal in Firestore's order
+    /// (1 and 1.0 too) count once.
+    static func distinctCount(_ values: [Value]) -> Int {
+        let sorted = values.sorted { Value.compare($0, $1) < 0 }
+        var n = 0
+        for (i, v) in sorted.enumerated() where i == 0 || Value.compare(sorted[i - 1], v) != 0 { n += 1 }
+        return n
+    }
+
     public var disjunctionCount: Int {
         switch self {
         case .field(let f):
-            if f.op == .in || f.op == .arrayContainsAny, case .array(let a) = f.value { return max(1, a.count) }
+            if f.op == .in || f.op == .arrayContainsAny, case .array(let a) = f.value { return max(1, Filter.distinctCount(a)) }
             return 1
         case .composite(let c):
             switch c.op {

@@ -142,6 +142,12 @@ final class QueryTests: XCTestCase {
         }
         XCTAssertNoThrow(try cities.filter(and(or(2, "a"), or(15, "c"))))
         assertInvalid("32 disjunctions") { try cities.filter(and(or(2, "a"), or(16, "c"))) }
+        // Repeated values count once (the emulator ran this one, seed 782898498 of the
+        // differential test: 11 values with 1 and 5 twice and -2^63 as int and double, times 3).
+        let repeated: [Value] = [.int(.max), .int(1), .int(5), .double(-9.223372036854776e18), .int(5), .int(9007199254740992),
+                                 .int(0), .int(1), .int(-1), .int(.min), .double(.infinity)]
+        XCTAssertNoThrow(try cities.filter(ff("a", .in, .array(repeated))).filter(ff("a", .in, .array([.double(0), .int(9007199254740992), .double(1)]))))
+        assertInvalid("maximum of 30", "got 32") { try cities.filter(ff("a", .in, .array((0..<31).map { .int(Int64($0)) } + [.int(3)]))) }
         assertInvalid("not-in", "OR") { try cities.filter(ff("a", .notIn, ints(10))).filter(or(2, "c")) }
         assertInvalid("not-in", "OR") { try cities.filter(or(2, "c")).filter(ff("a", .notIn, ints(3))) }
     }
