@@ -26,6 +26,7 @@ final class FirestoreService: FS.SimpleServiceProtocol, @unchecked Sendable {
     func getDocument(request: Google_Firestore_V1_GetDocumentRequest, context: ServerContext) async throws -> WireDocument {
         try await rpc {
             let (db, key) = try DatabaseName.parse(document: request.name)
+            if case .readTime(let t)? = request.consistencySelector { try await refuseHistory(t) }
             let (docs, _) = await door.lookup([key])
             if case .transaction(let t)? = request.consistencySelector { try transactions.noteReads(t, db: db, documents: docs) }
             guard let d = docs.first, d.exists else {
@@ -44,6 +45,7 @@ final class FirestoreService: FS.SimpleServiceProtocol, @unchecked Sendable {
                 guard d == db else { throw EmberError.invalidArgument("Document '\(name)' is not in database '\(db.name)'") }
                 keys.append(key)
             }
+            if case .readTime(let t)? = request.consistencySelector { try await refuseHistory(t) }
             let txn = try transaction(for: request.consistencySelector, db: db)
             let (docs, version) = await door.lookup(keys)
             if let txn { try transactions.noteReads(txn.id, db: db, documents: docs) }
@@ -77,6 +79,7 @@ final class FirestoreService: FS.SimpleServiceProtocol, @unchecked Sendable {
                 throw EmberError(.unimplemented, "ListDocuments orders by document name only")
             }
             guard request.pageSize >= 0 else { throw EmberError.invalidArgument("page_size is negative") }
+            if case .readTime(let t)? = request.consistencySelector { try await refuseHistory(t) }
             let collection = db.internalPath(parent.appending(request.collectionID))
             let (docs, _) = await door.run(Query(collection: collection))
             if case .transaction(let t)? = request.consistencySelector { try transactions.noteReads(t, db: db, documents: docs) }
@@ -218,6 +221,7 @@ final class FirestoreService: FS.SimpleServiceProtocol, @unchecked Sendable {
     func beginTransaction(request: Google_Firestore_V1_BeginTransactionRequest, context: ServerContext) async throws -> Google_Firestore_V1_BeginTransactionResponse {
         try await rpc {
             let db = try DatabaseName(parsing: request.database)
+            if case .readOnly(let ro)? = request.options.mode, case .readTime(let t)? = ro.consistencySelector { try await refuseHistory(t) }
             var out = Google_Firestore_V1_BeginTransactionResponse()
             out.transaction = transactions.begin(db: db, readOnly: isReadOnly(request.options))
             return out
@@ -271,6 +275,7 @@ final class FirestoreService: FS.SimpleServiceProtocol, @unchecked Sendable {
             guard case .structuredQuery(let sq)? = request.queryType else { throw EmberError.invalidArgument("RunQuery needs a structured_query") }
             let (db, parentPath) = try DatabaseName.parse(resource: request.parent)
             let wq = try WireQuery(db: db, parentPath: parentPath, structured: sq)
+            if case .readTime(let t)? = request.consistencySelector { try await refuseHistory(t) }
             let txn = try transaction(for: request.consistencySelector, db: db)
             let (all, version) = await door.run(wq.query)
             let docs = wq.window(all)
@@ -304,6 +309,7 @@ final class FirestoreService: FS.SimpleServiceProtocol, @unchecked Sendable {
             let (db, parentPath) = try DatabaseName.parse(resource: request.parent)
             let wq = try WireQuery(db: db, parentPath: parentPath, structured: sq)
             let aggregations = try Aggregations(aq.aggregations, codec: WireCodec(db: db))
+            if case .readTime(let t)? = request.consistencySelector { try await refuseHistory(t) }
             let txn = try transaction(for: request.consistencySelector, db: db)
             let (all, version) = await door.run(wq.query)
             let docs = wq.window(all)
@@ -321,6 +327,7 @@ final class FirestoreService: FS.SimpleServiceProtocol, @unchecked Sendable {
             let (db, parent) = try DatabaseName.parse(resource: request.parent)
             guard parent.isEmpty || parent.isDocumentPath else { throw EmberError.invalidArgument("Invalid parent '\(request.parent)': collections are listed under the documents root or a document") }
             guard request.pageSize >= 0 else { throw EmberError.invalidArgument("page_size is negative") }
+            if case .readTime(let t)? = request.consistencySelector { try await refuseHistory(t) }
             var ids = await door.collectionIds(under: db.internalPath(parent))
             if !request.pageToken.isEmpty { ids = ids.filter { compareUTF8($0, request.pageToken) > 0 } }
             var out = Google_Firestore_V1_ListCollectionIdsResponse()
@@ -342,6 +349,15 @@ final class FirestoreService: FS.SimpleServiceProtocol, @unchecked Sendable {
     }
 
     // MARK: helpers
+
+    /// Ember keeps no history of documents: a read at a time before the last commit cannot be
+    /// answered as of that time, and is refused rather than answered with newer data.
+    private func refuseHistory(_ t: Google_Protobuf_Timestamp) async throws {
+        let (_, now) = await door.lookup([])
+        if WireCodec.micros(t) < now {
+            throw EmberError(.failedPrecondition, "Reads at a past read_time are not supported: Ember keeps no history of documents, and this read_time is before the last commit")
+        }
+    }
 
     private func mask(_ m: Google_Firestore_V1_DocumentMask?, _ db: DatabaseName) throws -> [FieldPath]? {
         guard let m else { return nil }
