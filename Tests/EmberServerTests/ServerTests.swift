@@ -317,6 +317,23 @@ final class ServerTests: XCTestCase {
         try await serving.value
     }
 
+    func testAReadAtAPastReadTimeIsRefused() async throws {
+        try await withServer { fs, _ in
+            let first = try await ServerTests.commit(fs, [ServerTests.set("c/a", ["v": ServerTests.value(1)])])
+            _ = try await ServerTests.commit(fs, [ServerTests.set("c/a", ["v": ServerTests.value(2)])])
+            var get = Google_Firestore_V1_GetDocumentRequest()
+            get.name = ServerTests.root + "/c/a"
+            get.readTime = first.commitTime
+            let past = await ServerTests.code { _ = try await fs.getDocument(get) }
+            XCTAssertEqual(past, .failedPrecondition)
+            var now = first.commitTime
+            now.seconds += 3600
+            get.readTime = now
+            let v = try await fs.getDocument(get).fields["v"]?.integerValue
+            XCTAssertEqual(v, 2)
+        }
+    }
+
     func testANonLoopbackHostIsRefused() {
         XCTAssertThrowsError(try EmberServer(configuration: .init(host: "0.0.0.0", port: 0))) { e in
             XCTAssertEqual((e as? EmberError)?.code, .invalidArgument)

@@ -115,11 +115,15 @@ final class WireInputTests: XCTestCase {
                         add.database = ServerTests.database
                         add.addTarget = target
                         sink.yield(add)
+                        // After CURRENT the client half-closes and reads to the end (the server then
+                        // ends the stream with OK): returning early would cancel the stream, and a
+                        // thousand cancellations at once trip HTTP/2's reset-flood protection.
                         return try await fs.listen(requestProducer: { w in for await r in requests { try await w.write(r) } }, onResponse: { response in
+                            var current = false
                             for try await m in response.messages {
-                                if case .targetChange(let tc)? = m.responseType, tc.targetChangeType == .current { sink.finish(); return true }
+                                if case .targetChange(let tc)? = m.responseType, tc.targetChangeType == .current { current = true; sink.finish() }
                             }
-                            return false
+                            return current
                         })
                     }
                 }
