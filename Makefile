@@ -278,3 +278,20 @@ test-cpp-tree-tests: lib
 	@echo "== C++ tree wrapper tests under AddressSanitizer + UBSan"
 	$(CXX) -g -O1 $(C_WARN) -fsanitize=address,undefined -fno-omit-frame-pointer bindings/cpp/tests/test_database.cpp $(CPP_FLAGS) -o $(CPP_DIR)/test-database-asan
 	ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions=bindings/c/tests/lsan.supp UBSAN_OPTIONS=halt_on_error=1 $(CPP_DIR)/test-database-asan
+
+# ---- the server (ember serve): Python tests with google-cloud-firestore, the emulator beside it ----
+# The venv with google-cloud-firestore and pytest is made here, never by hand.
+SERVER_VENV ?= .venv-server
+SERVER_PY   := $(SERVER_VENV)/bin/python
+.PHONY: server-venv test-server
+$(SERVER_PY):
+	$(PYTHON) -m venv $(SERVER_VENV)
+server-venv: $(SERVER_PY)
+	@$(SERVER_PY) -c "import google.cloud.firestore, pytest" 2>/dev/null || $(SERVER_PY) -m pip install -q google-cloud-firestore pytest
+
+# The differential tests (the same client scripts against the emulator and ember serve) and the
+# multi-process tests.
+test-server: deps server-venv
+	$(SWIFT) build -j $(JOBS) --product ember
+	cd Tests/server && EMBER_BIN=$(abspath .build/debug/ember) ../../$(SERVER_PY) -m pytest -q -p no:cacheprovider .
+test: test-server
