@@ -158,7 +158,7 @@ static void no_foundation(void) {
     int ember = 0, foundation = 0;
     if (!f) return;
     while (fgets(line, sizeof line, f)) {
-        if (strstr(line, "libember.so")) ember = 1;
+        if (strstr(line, "libember")) ember = 1;   /* libember.so, or the file it links to (libember-c.so) */
         if (strstr(line, "libFoundation.so") || strstr(line, "libFoundationNetworking")) foundation = 1;
     }
     fclose(f);
