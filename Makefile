@@ -295,3 +295,10 @@ test-server: deps server-venv
 	$(SWIFT) build -j $(JOBS) --product ember
 	cd Tests/server && EMBER_BIN=$(abspath .build/debug/ember) ../../$(SERVER_PY) -m pytest -q -p no:cacheprovider .
 test: test-server
+
+# The server's benchmarks (release build), the Firestore emulator measured beside it.
+.PHONY: bench-server
+bench: bench-server
+bench-server: deps server-venv
+	$(SWIFT) build -j $(JOBS) -c release --scratch-path $(BENCH_PATH) --product ember
+	$(SERVER_PY) bench/server/bench_server.py $(BENCH_PATH)/release/ember
