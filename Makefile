@@ -280,20 +280,25 @@ test-cpp-tree-tests: lib
 	ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions=bindings/c/tests/lsan.supp UBSAN_OPTIONS=halt_on_error=1 $(CPP_DIR)/test-database-asan
 
 # ---- the server (ember serve): Python tests with google-cloud-firestore, the emulator beside it ----
-# The venv with google-cloud-firestore and pytest is made here, never by hand.
+# The venv with google-cloud-firestore and pytest is made here, never by hand. Tests/server/README.md
+# describes the tests; EMBER_SERVER_TESTS=emulator-only runs only their emulator side.
 SERVER_VENV ?= .venv-server
 SERVER_PY   := $(SERVER_VENV)/bin/python
-.PHONY: server-venv test-server
+EMBER_BIN   ?= $(abspath .build/debug/ember)
+.PHONY: server-venv server-bin test-server
 $(SERVER_PY):
 	$(PYTHON) -m venv $(SERVER_VENV)
 server-venv: $(SERVER_PY)
 	@$(SERVER_PY) -c "import google.cloud.firestore, pytest" 2>/dev/null || $(SERVER_PY) -m pip install -q google-cloud-firestore pytest
 
+# The server binary the tests run (EMBER_BIN).
+server-bin: deps
+	$(SWIFT) build -j $(JOBS) --product ember
+
 # The differential tests (the same client scripts against the emulator and ember serve) and the
 # multi-process tests.
-test-server: deps server-venv
-	$(SWIFT) build -j $(JOBS) --product ember
-	cd Tests/server && EMBER_BIN=$(abspath .build/debug/ember) ../../$(SERVER_PY) -m pytest -q -p no:cacheprovider .
+test-server: server-bin server-venv
+	EMBER_BIN=$(EMBER_BIN) $(SERVER_PY) -m pytest -q -p no:cacheprovider Tests/server
 test: test-server
 
 # The server's benchmarks (release build), the Firestore emulator measured beside it.

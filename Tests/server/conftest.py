@@ -1,27 +1,95 @@
+"""Fixtures of the server tests: the two servers (one each per session) and clients for them.
+
+- `emulator`, `ember`: "127.0.0.1:PORT" of the Firestore emulator and of `ember serve` (on a
+  fresh file in a temporary directory), started once per session, stopped at its end; neither
+  can outlive the run (servers.py).
+- `make_client(host, project=None)`: a google-cloud-firestore client for `host`, on a project of
+  its own unless one is named; closed after the test.
+
+EMBER_SERVER_TESTS=emulator-only runs only what needs no `ember serve` (the emulator side, to
+develop the scenarios); otherwise a missing server binary fails the tests that need it.
+Every test is bounded (TEST_SECONDS): a hung call ends the run with every thread's traceback.
+"""
+import faulthandler
+import os
+import sys
 import tempfile
+import uuid
 
 import pytest
 
-import servers
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import servers  # noqa: E402
+
+MODE = os.environ.get("EMBER_SERVER_TESTS", "all")
+EMULATOR_ONLY = MODE == "emulator-only"
+TEST_SECONDS = 240
+
+
+def pytest_configure(config):
+    if MODE not in ("all", "emulator-only"):
+        raise pytest.UsageError(f"EMBER_SERVER_TESTS={MODE!r}: expected 'all' (the default) or 'emulator-only'")
+
+
+def pytest_collection_modifyitems(config, items):
+    if not EMULATOR_ONLY:
+        return
+    skip = pytest.mark.skip(reason="EMBER_SERVER_TESTS=emulator-only")
+    for item in items:
+        if "ember" in getattr(item, "fixturenames", ()) or item.module.__name__ == "test_multiprocess":
+            item.add_marker(skip)
+
+
+def pytest_report_header(config):
+    return [f"server tests: EMBER_SERVER_TESTS={MODE}, EMBER_BIN={servers.EMBER_BIN}"]
+
+
+@pytest.fixture(autouse=True)
+def _bounded():
+    faulthandler.dump_traceback_later(TEST_SECONDS, exit=True)
+    yield
+    faulthandler.cancel_dump_traceback_later()
 
 
 @pytest.fixture(scope="session")
-def tmpdir_session():
-    with tempfile.TemporaryDirectory() as d:
+def server_tmpdir():
+    with tempfile.TemporaryDirectory(prefix="ember-server-tests-") as d:
         yield d
 
 
 @pytest.fixture(scope="session")
-def ember_server(tmpdir_session):
-    s = servers.start_ember(tmpdir_session)
-    yield s
-    s.stop()
+def emulator(server_tmpdir):
+    try:
+        srv = servers.start_emulator(server_tmpdir)
+    except servers.StartError as e:
+        pytest.fail(f"the Firestore emulator is required: {e}", pytrace=False)
+    yield srv.host
+    srv.stop()
 
 
 @pytest.fixture(scope="session")
-def emulator(tmpdir_session):
-    if not servers.emulator_available():
-        pytest.fail("gcloud's Firestore emulator is required for the differential tests")
-    s = servers.start_emulator(tmpdir_session)
-    yield s
-    s.stop()
+def ember(server_tmpdir):
+    try:
+        srv = servers.start_ember(server_tmpdir)
+    except servers.StartError as e:
+        pytest.fail(f"{e}\n(EMBER_SERVER_TESTS=emulator-only runs only the emulator side)", pytrace=False)
+    yield srv.host
+    srv.stop()
+
+
+def new_project():
+    return "demo-" + uuid.uuid4().hex[:12]
+
+
+@pytest.fixture
+def make_client():
+    made = []
+
+    def make(host, project=None):
+        db = servers.client(host, project or new_project())
+        made.append(db)
+        return db
+
+    yield make
+    for db in made:
+        db.close()

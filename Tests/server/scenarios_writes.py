@@ -1,0 +1,375 @@
+"""Scenarios: documents and writes (set, get, update, merge, transforms, preconditions, batches,
+BulkWriter, transactions, invalid writes). See normalize.py for the rules a scenario follows."""
+import datetime
+
+from google.cloud import firestore
+from google.cloud.firestore_v1.base_query import FieldFilter
+from google.cloud.firestore_v1.field_path import FieldPath
+from google.rpc import code_pb2
+
+from normalize import at_commit, data, err, plain, scenario
+
+DELETE = firestore.DELETE_FIELD
+NOW = firestore.SERVER_TIMESTAMP
+NAN = float("nan")
+
+
+@scenario
+def set_get_nested(db, p):
+    c = db.collection(p + "docs")
+    ref = c.document("a")
+    ref.set({"top": 1, "m": {"x": 1, "y": {"z": "deep"}, "e": {}}, "arr": [], "weird key": 1,
+             "a.b": "a dotted key", "é": "unicode key", "`tick`": 2, "123": "numeric key"})
+    snap = ref.get()
+    out = {"doc": data(snap), "exists": snap.exists}
+    out["get m.y.z"] = plain(snap.get("m.y.z"))
+    out["get `a.b`"] = plain(snap.get(FieldPath("a.b").to_api_repr()))
+    # A mask (DocumentMask in BatchGetDocuments): only these fields; missing ones are not made up.
+    out["masked"] = data(ref.get(field_paths=["m.x", "top", "missing"]))
+    out["masked quoted"] = data(ref.get(field_paths=["`a.b`", "`weird key`", "m.y"]))
+    out["missing doc"] = data(c.document("nope").get())
+    out["missing doc masked"] = data(c.document("nope").get(field_paths=["x"]))
+    ref.set({"replaced": True})
+    out["after replace"] = data(ref.get())
+    c.document("ids with spaces é").set({"v": 1})
+    out["odd id"] = data(c.document("ids with spaces é").get())
+    return out
+
+
+@scenario
+def update_field_paths(db, p):
+    ref = db.collection(p + "docs").document("a")
+    ref.set({"m": {"x": 1, "y": 2}, "s": "str", "keep": 1, "gone": 1})
+    out = []
+
+    def step(name, fields):
+        out.append([name, err(lambda: ref.update(fields)), data(ref.get())])
+
+    step("dotted paths, new intermediate maps", {"m.x": 10, "n.new.deep": 1})
+    step("a map value replaces the map", {"m": {"only": 1}})
+    step("a path through a string replaces it", {"s.inner": 1})
+    step("DELETE_FIELD top, nested, absent", {"m.only": DELETE, "gone": DELETE, "absent": DELETE, "n.new.deep": DELETE})
+    step("quoted segment", {FieldPath("dot.ted", "x").to_api_repr(): 5})
+    step("only deletes of absent fields", {"nothing": DELETE})
+    step("empty map value", {"e": {}, "a": []})
+    return out
+
+
+@scenario
+def server_timestamps(db, p):
+    # A server timestamp is the commit time: the document's update time and the write's (see
+    # normalize.at_commit for the emulator's version of "is"). Server timestamps of later commits
+    # are compared with >= only: the emulator's have millisecond precision.
+    c = db.collection(p + "docs")
+    ref = c.document("a")
+    w1 = ref.set({"t": NOW, "m": {"t": NOW}, "v": 1})
+    s1 = ref.get()
+    t1 = s1.get("t")
+    out = {"fields": sorted(s1.to_dict()), "types": [type(t1).__name__, type(s1.get("m.t")).__name__]}
+    out["set"] = [at_commit(t1, s1.update_time), s1.get("m.t") == t1, w1.update_time == s1.update_time,
+                  s1.create_time == s1.update_time]
+    w2 = ref.update({"t2": NOW, "v": 2})
+    s2 = ref.get()
+    out["update"] = [at_commit(s2.get("t2"), s2.update_time), s2.update_time == w2.update_time, s2.get("t2") >= t1,
+                     s2.get("t") == t1, s2.create_time == s1.create_time, s2.update_time > s1.update_time]
+    ref.set({"t3": NOW}, merge=True)
+    s3 = ref.get()
+    out["merge"] = [sorted(s3.to_dict()), at_commit(s3.get("t3"), s3.update_time), s3.get("t") == t1]
+    ref.update({"t": NOW})
+    s4 = ref.get()
+    out["only a transform"] = [at_commit(s4.get("t"), s4.update_time), s4.get("t") >= s3.get("t3"),
+                               s4.update_time > s3.update_time]
+    # The same data again: no change, so no new update time.
+    w5 = ref.set({"same": 1})
+    w6 = ref.set({"same": 1})
+    s6 = ref.get()
+    out["identical set"] = [w6.update_time == w5.update_time, s6.update_time == w6.update_time]
+    ref.delete()
+    ref.set({"again": True})
+    s7 = ref.get()
+    out["recreated"] = [s7.create_time > s1.create_time, s7.create_time == s7.update_time]
+    out["in an array"] = err(lambda: c.document("b").set({"arr": [NOW]}))
+    return out
+
+
+@scenario
+def increment(db, p):
+    ref = db.collection(p + "docs").document("a")
+    ref.set({"i": 1, "f": 1.5, "s": "x", "max": 2 ** 63 - 1, "min": -(2 ** 63), "nan": NAN, "mix": 1,
+             "inf": float("inf")})
+    out = []
+    ref.update({"i": firestore.Increment(2), "f": firestore.Increment(1), "s": firestore.Increment(3),
+                "new": firestore.Increment(4), "max": firestore.Increment(1), "min": firestore.Increment(-1),
+                "nan": firestore.Increment(1), "mix": firestore.Increment(0.5), "m.deep": firestore.Increment(1.25),
+                "inf": firestore.Increment(-1)})
+    out.append(data(ref.get()))
+    ref.update({"i": firestore.Increment(-2.5), "f": firestore.Increment(-1.5), "new": firestore.Increment(0)})
+    out.append(data(ref.get()))
+    c = db.collection(p + "docs")
+    c.document("merged").set({"n": firestore.Increment(3)}, merge=True)
+    c.document("plain").set({"n": firestore.Increment(3.5), "x": 1})
+    out.append([data(c.document("merged").get()), data(c.document("plain").get())])
+    return out
+
+
+@scenario
+def array_union_remove(db, p):
+    ref = db.collection(p + "docs").document("a")
+    ref.set({"a": [1, 2, 2, "x", {"k": 1}], "s": "not an array", "f": [1.0], "n": [NAN], "nul": [None, None]})
+    out = []
+    ref.update({"a": firestore.ArrayUnion([2, 3, 3, {"k": 1}, {"k": 2}]), "s": firestore.ArrayUnion([1]),
+                "new": firestore.ArrayUnion([1, 1, "1"]), "f": firestore.ArrayUnion([1]), "n": firestore.ArrayUnion([NAN]),
+                "nul": firestore.ArrayUnion([None])})
+    out.append(data(ref.get()))
+    ref.update({"a": firestore.ArrayRemove([2, {"k": 1}, "absent"]), "s": firestore.ArrayRemove([1]),
+                "missing": firestore.ArrayRemove([1]), "f": firestore.ArrayRemove([1]), "n": firestore.ArrayRemove([NAN]),
+                "nul": firestore.ArrayRemove([None])})
+    out.append(data(ref.get()))
+    ref.set({"u": firestore.ArrayUnion(["a"]), "r": firestore.ArrayRemove(["a"])})
+    out.append(data(ref.get()))
+    return out
+
+
+@scenario
+def create_update_delete_preconditions(db, p):
+    c = db.collection(p + "docs")
+    ref = c.document("a")
+    w = ref.set({"v": 1})
+    out = {}
+    out["create existing"] = err(lambda: ref.create({"v": 2}))
+    out["create new"] = [err(lambda: c.document("new").create({"v": 1})), data(c.document("new").get())]
+    out["update missing"] = err(lambda: c.document("missing").update({"v": 1}))
+    out["update missing, nested"] = err(lambda: c.document("sub").collection("c").document("d").update({"a.b": 1}))
+    out["delete missing"] = err(lambda: c.document("missing").delete())
+    out["delete missing, exists"] = err(lambda: c.document("missing").delete(option=db.write_option(exists=True)))
+    # The emulator words a failed update-time precondition in its own terms ("the stored version
+    # (N) does not match the required base version (M)"): only the code is compared.
+    stale = w.update_time - datetime.timedelta(seconds=1)
+    out["update, stale update time"] = err(lambda: ref.update({"v": 3}, option=db.write_option(last_update_time=stale)), message=False)
+    out["delete, stale update time"] = err(lambda: ref.delete(option=db.write_option(last_update_time=stale)), message=False)
+    out["update, current update time"] = err(lambda: ref.update({"v": 4}, option=db.write_option(last_update_time=w.update_time)))
+    out["after"] = data(ref.get())
+    now = ref.get().update_time
+    out["delete, current update time"] = err(lambda: ref.delete(option=db.write_option(last_update_time=now)))
+    out["delete existing, exists"] = err(lambda: c.document("new").delete(option=db.write_option(exists=True)))
+    out["gone"] = [data(ref.get()), data(c.document("new").get())]
+    out["create below a missing parent"] = [err(lambda: c.document("ghost").collection("k").document("x").create({})),
+                                            data(c.document("ghost").get())]
+    return out
+
+
+@scenario
+def merge_set(db, p):
+    c = db.collection(p + "docs")
+    ref = c.document("a")
+    ref.set({"a": 1, "m": {"x": 1, "y": 1, "n": {"deep": 1}}, "arr": [1, 2]})
+    out = []
+
+    def step(name, f):
+        out.append([name, err(f), data(ref.get())])
+
+    step("merge=True merges maps, replaces arrays", lambda: ref.set({"m": {"y": 2, "z": 3}, "arr": [3], "b": 2}, merge=True))
+    step("merge=True with DELETE_FIELD", lambda: ref.set({"m": {"x": DELETE}, "a": DELETE}, merge=True))
+    step("merge=[field paths]", lambda: ref.set({"m": {"y": 9, "n": {"deep": 9}}, "b": 9, "c": 9}, merge=["m.y", "c"]))
+    step("merge=[a map field] replaces it", lambda: ref.set({"m": {"only": 1}}, merge=["m"]))
+    step("merge=True with an empty map", lambda: ref.set({"m": {}}, merge=True))
+    step("merge=True with an empty map at a new field", lambda: ref.set({"e": {}}, merge=True))
+    out.append(["merge=True creates", err(lambda: c.document("new").set({"x": {"y": 1}}, merge=True)), data(c.document("new").get())])
+    out.append(["empty merge creates", err(lambda: c.document("empty").set({}, merge=True)), data(c.document("empty").get())])
+    out.append(["empty set", err(lambda: c.document("empty2").set({})), data(c.document("empty2").get())])
+    return out
+
+
+@scenario
+def value_types_round_trip(db, p):
+    c = db.collection(p + "types")
+    v = {"null": None, "t": True, "f": False, "i": -(2 ** 63), "imax": 2 ** 63 - 1, "zero": 0, "d": 1.5,
+         "inf": float("inf"), "ninf": float("-inf"), "nan": NAN, "negz": -0.0, "tiny": 5e-324, "huge": 1.7976931348623157e308,
+         "s": "é\u2603😀\u0000end", "empty": "", "b": b"\x00\xff\x10", "eb": b"",
+         "ref": c.document("other"), "deepref": db.document("x/y/z/w"),
+         "geo": firestore.GeoPoint(10.5, -20.25), "geo2": firestore.GeoPoint(-90, 180),
+         "arr": [1, "a", None, {"in": [True]}, 2.5], "earr": [], "emap": {},
+         "map": {"deep": {"deeper": {"x": 1}}, "": "empty key?"},
+         "ts": datetime.datetime(2020, 1, 2, 3, 4, 5, 123456, tzinfo=datetime.timezone.utc),
+         "old": datetime.datetime(1900, 1, 1, tzinfo=datetime.timezone.utc),
+         "epoch": datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)}
+    res = {"set": err(lambda: c.document("v").set(v))}
+    if res["set"] != ["ok"]:
+        del v["map"][""]
+        res["set without the empty key"] = err(lambda: c.document("v").set(v))
+    res["got"] = data(c.document("v").get())
+    return res
+
+
+@scenario
+def vector_values(db, p):
+    from google.cloud.firestore_v1.vector import Vector
+    c = db.collection(p + "vec")
+    c.document("a").set({"v": Vector([1.0, 2.5, -3.0])})
+    c.document("b").set({"v": {"__type__": "__vector__", "value": [1.0]}})
+    c.document("c").set({"v": Vector([0.5, 9.0])})
+    c.document("d").set({"v": Vector([7.0])})
+    return [data(c.document("a").get()), data(c.document("b").get()), err(lambda: c.document("e").set({"v": Vector([])})),
+            [d.id for d in c.order_by("v").stream()]]
+
+
+@scenario
+def invalid_writes(db, p):
+    c = db.collection(p + "bad")
+    deep = 1
+    for _ in range(25):
+        deep = {"x": deep}
+    out = {}
+    out["reserved id"] = err(lambda: c.document("__x__").set({"a": 1}))
+    out["reserved collection id"] = err(lambda: db.collection("__c__").document("d").set({"a": 1}))
+    out["reserved field name"] = err(lambda: c.document("d").set({"__x__": 1}))
+    out["empty field name"] = err(lambda: c.document("d").set({"": 1}))
+    out["array in array"] = err(lambda: c.document("d").set({"a": [[1]]}))
+    out["nested 25 deep"] = err(lambda: c.document("d").set({"a": deep}), message=False)
+    out["id of 1,600 bytes"] = err(lambda: c.document("x" * 1600).set({"a": 1}), message=False)
+    # Message of the emulator's own: 'The value of property "a" is longer than 1048487 bytes.'
+    out["1.1 MB document"] = err(lambda: c.document("big").set({"a": "x" * 1_100_000}), message=False)
+    out["1.0 MB document"] = err(lambda: c.document("big").set({"a": "x" * 1_000_000}))
+    out["big exists"] = c.document("big").get().exists
+    out["update with no fields"] = err(lambda: c.document("d").update({}))
+    out["nothing written"] = sorted(d.id for d in c.list_documents())
+    return out
+
+
+@scenario
+def batch_writes(db, p):
+    c = db.collection(p + "batch")
+    c.document("acct").set({"bal": 10})
+    c.document("old").set({"v": 1})
+    out = {}
+    b = db.batch()
+    b.set(c.document("x"), {"v": 1})
+    b.update(c.document("acct"), {"bal": firestore.Increment(5), "t": NOW})
+    b.delete(c.document("old"))
+    b.create(c.document("y"), {"v": 2})
+    res = b.commit()
+    times = [r.update_time for r in res]
+    # Every write of one commit has the commit's time (a delete's included, if it reports one).
+    out["results"] = [len(res), [t is None for t in times], len({t for t in times if t is not None})]
+    acct = c.document("acct").get()
+    out["transform at the commit"] = at_commit(acct.get("t"), times[1])
+    out["after"] = [data(c.document(i).get()) for i in ("x", "y", "old")] + [acct.get("bal")]
+    bad = db.batch()
+    bad.set(c.document("z"), {"v": 1})
+    bad.update(c.document("acct"), {"bal": 0})
+    bad.create(c.document("x"), {"v": 9})
+    out["failing batch"] = err(bad.commit)
+    out["atomic"] = [data(c.document("z").get()), c.document("acct").get().get("bal")]
+    same = db.batch()
+    same.set(c.document("s"), {"a": 1, "n": 1})
+    same.update(c.document("s"), {"b": 2, "n": firestore.Increment(1)})
+    same.set(c.document("s"), {"c": 3}, merge=True)
+    out["one document three times"] = [err(same.commit), data(c.document("s").get())]
+    out["empty batch"] = [err(db.batch().commit)]
+    return out
+
+
+@scenario
+def bulk_writer(db, p):
+    # BatchWrite: each write applied on its own, each with its status. The default error handler
+    # retries 15 times with backoff; this one never retries.
+    c = db.collection(p + "bulk")
+    c.document("exists").set({"v": 0})
+    c.document("gone").set({"v": 0})
+    failures = []
+    bw = db.bulk_writer()
+    bw.on_write_error(lambda e, w: failures.append([e.operation.reference.id, code_pb2.Code.Name(e.code)]) and False)
+    bw.create(c.document("exists"), {"v": 1})
+    bw.set(c.document("new"), {"v": 1})
+    bw.update(c.document("missing"), {"v": 1})
+    bw.delete(c.document("gone"))
+    bw.update(c.document("exists"), {"w": firestore.Increment(2)})
+    bw.close()
+    return {"failures": sorted(failures),
+            "docs": [data(c.document(i).get()) for i in ("exists", "new", "missing", "gone")]}
+
+
+@scenario
+def transactions(db, p):
+    c = db.collection(p + "txn")
+    acct, log = c.document("acct"), c.document("log")
+    acct.set({"bal": 100})
+    out = {}
+    attempts = []
+
+    @firestore.transactional
+    def transfer(t, n):
+        attempts.append(1)
+        snap = acct.get(transaction=t)
+        t.update(acct, {"bal": snap.get("bal") - n})
+        t.set(log, {"last": n, "at": NOW})
+        return snap.get("bal")
+
+    out["read then write"] = [transfer(db.transaction(), 30), len(attempts), data(acct.get())]
+    lg = log.get()
+    out["commit time"] = [at_commit(lg.get("at"), lg.update_time), lg.update_time == acct.get().update_time]
+
+    @firestore.transactional
+    def query_and_batch_get(t):
+        found = [data(s) for s in t.get(c.where(filter=FieldFilter("bal", ">=", 0)))]
+        got = sorted((data(s) for s in t.get_all([acct, c.document("missing")])), key=lambda x: x[0])
+        t.set(c.document("count"), {"n": len(found)})
+        return [found, got]
+
+    out["query and get_all inside"] = [query_and_batch_get(db.transaction()), data(c.document("count").get())]
+
+    @firestore.transactional
+    def read_only(t):
+        return [data(acct.get(transaction=t)), data(c.document("missing").get(transaction=t))]
+
+    out["read-only"] = read_only(db.transaction(read_only=True))
+
+    @firestore.transactional
+    def write_in_read_only(t):
+        t.set(c.document("ro"), {"v": 1})
+
+    out["write in read-only"] = [err(lambda: write_in_read_only(db.transaction(read_only=True))), data(c.document("ro").get())]
+
+    @firestore.transactional
+    def raises(t):
+        acct.get(transaction=t)
+        t.set(c.document("never"), {"v": 1})
+        raise ValueError("the function failed")
+
+    out["function raises: nothing written"] = [err(lambda: raises(db.transaction())), data(c.document("never").get())]
+
+    @firestore.transactional
+    def fails_at_commit(t):
+        attempts.append(1)
+        acct.get(transaction=t)
+        t.set(c.document("partial"), {"v": 1})
+        t.create(acct, {"bal": 0})
+
+    del attempts[:]
+    out["commit fails (create existing)"] = [err(lambda: fails_at_commit(db.transaction())), len(attempts),
+                                            data(c.document("partial").get()), data(acct.get())]
+
+    @firestore.transactional
+    def update_missing(t):
+        t.update(c.document("nobody"), {"v": 1})
+
+    out["update missing"] = err(lambda: update_missing(db.transaction()))
+
+    @firestore.transactional
+    def read_after_write(t):
+        t.set(c.document("w"), {"v": 1})
+        c.document("w").get(transaction=t)
+
+    out["read after write"] = err(lambda: read_after_write(db.transaction()))
+
+    @firestore.transactional
+    def write_only(t):
+        t.set(c.document("w1"), {"v": 1})
+        t.delete(log)
+
+    write_only(db.transaction())
+    out["write only"] = [data(c.document("w1").get()), data(log.get())]
+    # Not compared: contention. The emulator locks what a transaction read (a write from outside
+    # waits about 2 s, then fails with ABORTED, and the transaction commits); ember serve is
+    # optimistic (the outside write succeeds, the transaction's commit is ABORTED and retried).
+    return out
