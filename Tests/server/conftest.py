@@ -57,22 +57,28 @@ def server_tmpdir():
         yield d
 
 
+def _start(start, tmpdir, hint):
+    """start(tmpdir), or the test fails (not skips) with the reason and `hint`."""
+    try:
+        return start(tmpdir), None
+    except servers.StartError as e:
+        return None, f"{e}\n{hint}"
+
+
 @pytest.fixture(scope="session")
 def emulator(server_tmpdir):
-    try:
-        srv = servers.start_emulator(server_tmpdir)
-    except servers.StartError as e:
-        pytest.fail(f"the Firestore emulator is required: {e}", pytrace=False)
+    srv, why = _start(servers.start_emulator, server_tmpdir, "(the differential tests need gcloud's Firestore emulator)")
+    if why:
+        pytest.fail(why, pytrace=False)
     yield srv.host
     srv.stop()
 
 
 @pytest.fixture(scope="session")
 def ember(server_tmpdir):
-    try:
-        srv = servers.start_ember(server_tmpdir)
-    except servers.StartError as e:
-        pytest.fail(f"{e}\n(EMBER_SERVER_TESTS=emulator-only runs only the emulator side)", pytrace=False)
+    srv, why = _start(servers.start_ember, server_tmpdir, "(EMBER_SERVER_TESTS=emulator-only runs only the emulator side)")
+    if why:
+        pytest.fail(why, pytrace=False)
     yield srv.host
     srv.stop()
 

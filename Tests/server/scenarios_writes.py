@@ -2,6 +2,7 @@
 BulkWriter, transactions, invalid writes). See normalize.py for the rules a scenario follows."""
 import datetime
 
+from google.api_core.datetime_helpers import DatetimeWithNanoseconds
 from google.cloud import firestore
 from google.cloud.firestore_v1.base_query import FieldFilter
 from google.cloud.firestore_v1.field_path import FieldPath
@@ -66,28 +67,34 @@ def server_timestamps(db, p):
     s1 = ref.get()
     t1 = s1.get("t")
     out = {"fields": sorted(s1.to_dict()), "types": [type(t1).__name__, type(s1.get("m.t")).__name__]}
-    out["set"] = [at_commit(t1, s1.update_time), s1.get("m.t") == t1, w1.update_time == s1.update_time,
-                  s1.create_time == s1.update_time]
+    out["set"] = {"t at the commit": at_commit(t1, s1.update_time), "m.t == t": s1.get("m.t") == t1,
+                  "write time == update time": w1.update_time == s1.update_time,
+                  "create time == update time": s1.create_time == s1.update_time}
     w2 = ref.update({"t2": NOW, "v": 2})
     s2 = ref.get()
-    out["update"] = [at_commit(s2.get("t2"), s2.update_time), s2.update_time == w2.update_time, s2.get("t2") >= t1,
-                     s2.get("t") == t1, s2.create_time == s1.create_time, s2.update_time > s1.update_time]
+    out["update"] = {"t2 at the commit": at_commit(s2.get("t2"), s2.update_time),
+                     "write time == update time": s2.update_time == w2.update_time, "t2 >= t": s2.get("t2") >= t1,
+                     "t unchanged": s2.get("t") == t1, "create time unchanged": s2.create_time == s1.create_time,
+                     "update time later": s2.update_time > s1.update_time}
     ref.set({"t3": NOW}, merge=True)
     s3 = ref.get()
-    out["merge"] = [sorted(s3.to_dict()), at_commit(s3.get("t3"), s3.update_time), s3.get("t") == t1]
+    out["merge"] = {"fields": sorted(s3.to_dict()), "t3 at the commit": at_commit(s3.get("t3"), s3.update_time),
+                    "t unchanged": s3.get("t") == t1}
     ref.update({"t": NOW})
     s4 = ref.get()
-    out["only a transform"] = [at_commit(s4.get("t"), s4.update_time), s4.get("t") >= s3.get("t3"),
-                               s4.update_time > s3.update_time]
+    out["only a transform"] = {"t at the commit": at_commit(s4.get("t"), s4.update_time),
+                               "t >= t3": s4.get("t") >= s3.get("t3"), "update time later": s4.update_time > s3.update_time}
     # The same data again: no change, so no new update time.
     w5 = ref.set({"same": 1})
     w6 = ref.set({"same": 1})
     s6 = ref.get()
-    out["identical set"] = [w6.update_time == w5.update_time, s6.update_time == w6.update_time]
+    out["identical set"] = {"write time unchanged": w6.update_time == w5.update_time,
+                            "update time == write time": s6.update_time == w6.update_time}
     ref.delete()
     ref.set({"again": True})
     s7 = ref.get()
-    out["recreated"] = [s7.create_time > s1.create_time, s7.create_time == s7.update_time]
+    out["recreated"] = {"new create time": s7.create_time > s1.create_time,
+                        "create time == update time": s7.create_time == s7.update_time}
     out["in an array"] = err(lambda: c.document("b").set({"arr": [NOW]}))
     return out
 
@@ -189,16 +196,12 @@ def value_types_round_trip(db, p):
          "ref": c.document("other"), "deepref": db.document("x/y/z/w"),
          "geo": firestore.GeoPoint(10.5, -20.25), "geo2": firestore.GeoPoint(-90, 180),
          "arr": [1, "a", None, {"in": [True]}, 2.5], "earr": [], "emap": {},
-         "map": {"deep": {"deeper": {"x": 1}}, "": "empty key?"},
+         "map": {"deep": {"deeper": {"x": 1}}, "a b": {"é": 1}},
          "ts": datetime.datetime(2020, 1, 2, 3, 4, 5, 123456, tzinfo=datetime.timezone.utc),
          "old": datetime.datetime(1900, 1, 1, tzinfo=datetime.timezone.utc),
-         "epoch": datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)}
-    res = {"set": err(lambda: c.document("v").set(v))}
-    if res["set"] != ["ok"]:
-        del v["map"][""]
-        res["set without the empty key"] = err(lambda: c.document("v").set(v))
-    res["got"] = data(c.document("v").get())
-    return res
+         "epoch": datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc),
+         "nanos": DatetimeWithNanoseconds(2020, 1, 2, 3, 4, 5, nanosecond=123456789, tzinfo=datetime.timezone.utc)}
+    return {"set": err(lambda: c.document("v").set(v)), "got": data(c.document("v").get())}
 
 
 @scenario
@@ -250,7 +253,8 @@ def batch_writes(db, p):
     res = b.commit()
     times = [r.update_time for r in res]
     # Every write of one commit has the commit's time (a delete's included, if it reports one).
-    out["results"] = [len(res), [t is None for t in times], len({t for t in times if t is not None})]
+    out["results"] = {"count": len(res), "without a time": [i for i, t in enumerate(times) if t is None],
+                      "distinct times": len({t for t in times if t is not None})}
     acct = c.document("acct").get()
     out["transform at the commit"] = at_commit(acct.get("t"), times[1])
     out["after"] = [data(c.document(i).get()) for i in ("x", "y", "old")] + [acct.get("bal")]
@@ -307,7 +311,8 @@ def transactions(db, p):
 
     out["read then write"] = [transfer(db.transaction(), 30), len(attempts), data(acct.get())]
     lg = log.get()
-    out["commit time"] = [at_commit(lg.get("at"), lg.update_time), lg.update_time == acct.get().update_time]
+    out["commit time"] = {"at at the commit": at_commit(lg.get("at"), lg.update_time),
+                          "one update time": lg.update_time == acct.get().update_time}
 
     @firestore.transactional
     def query_and_batch_get(t):

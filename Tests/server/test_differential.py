@@ -12,6 +12,8 @@ Each run has a project and a collection prefix of its own; both are replaced by 
 """
 import difflib
 import json
+import os
+import traceback
 import uuid
 
 import pytest
@@ -59,10 +61,23 @@ def diff(expected, got, a, b):
     return "\n".join(lines)
 
 
+def scenario_traceback(e):
+    """The frames of an exception that are in this directory's files (the scenario's lines)."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    frames = [f for f in traceback.extract_tb(e.__traceback__) if f.filename.startswith(here)]
+    return "".join(traceback.format_list(frames)) + f"{type(e).__name__}: {str(e)[:2000]}"
+
+
 @pytest.mark.parametrize("name", NAMES)
 def test_same_as_the_emulator(name, emulator, ember):
     expected = emulator_result(emulator, name)
-    got = run(ember, name)
+    raised = None
+    try:
+        got = run(ember, name)
+    except Exception as e:  # noqa: BLE001
+        raised = scenario_traceback(e)
+    if raised:
+        pytest.fail(f"{name} raised on ember serve (not on the emulator):\n{raised}", pytrace=False)
     if got != expected:
         pytest.fail(f"ember serve differs from the emulator in {name}:\n"
                     + diff(expected, got, "emulator", "ember serve"), pytrace=False)
