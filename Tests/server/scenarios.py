@@ -4,9 +4,10 @@ the Firestore emulator and `ember serve`, each `f(db, p) -> JSON-able data` (see
     from scenarios import SCENARIOS
     result = SCENARIOS["filter_ranges"](db, "p1234_")
 
-They live by subject in scenarios_writes.py (documents, transforms, preconditions, batches,
-BulkWriter, transactions, invalid writes), scenarios_queries.py (filters, type order, AND/OR,
-order, cursors, limits, projection, invalid queries), scenarios_listings.py (collection groups,
+They live by subject in scenarios_writes.py (documents, transforms, preconditions, value types,
+invalid writes), scenarios_batches.py (WriteBatch, BulkWriter, transactions), scenarios_filters.py
+(every filter, the order of values), scenarios_queries.py (AND/OR, order, cursors, limits,
+projection, invalid queries), scenarios_listings.py (collection groups,
 recursive delete, list_documents, collection ids, get_all, count/sum/avg) and scenarios_listen.py
 (document, query, collection and collection-group listeners).
 
@@ -22,6 +23,8 @@ Known emulator quirks (each is also noted where it matters):
 """
 from normalize import SCENARIOS  # noqa: F401  (filled by the imports below)
 import scenarios_writes  # noqa: F401,E402
+import scenarios_batches  # noqa: F401,E402
+import scenarios_filters  # noqa: F401,E402
 import scenarios_queries  # noqa: F401,E402
 import scenarios_listings  # noqa: F401,E402
 import scenarios_listen  # noqa: F401,E402

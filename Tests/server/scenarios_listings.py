@@ -143,7 +143,7 @@ def aggregate(q):
 
 @scenario
 def aggregations_count(db, p):
-    from scenarios_queries import ROWS, seed
+    from scenarios_filters import ROWS, seed
     c = db.collection(p + "agg")
     seed(db, c, ROWS)
     out = {}
