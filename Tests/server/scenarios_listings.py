@@ -170,7 +170,7 @@ def aggregations_sum_avg(db, p):
             "nan": {"n": float("nan"), "g": "nan"}, "one": {"n": 1, "g": "nan"},
             "pinf": {"n": float("inf"), "g": "inf"}, "ninf": {"n": float("-inf"), "g": "inf"},
             "pinf2": {"n": float("inf"), "g": "pinf"}, "five": {"n": 5, "g": "pinf"},
-            "str": {"n": "a", "g": "strings"}, "none": {"g": "nothing"}}
+            "str": {"n": "a", "g": "strings"}, "none": {"g": "nothing"}, "m1": {"m": 1, "g": "m"}}
     batch = db.batch()
     for k, v in rows.items():
         batch.set(c.document(k), v)
@@ -182,7 +182,18 @@ def aggregations_sum_avg(db, p):
     out["default aliases"] = aggregate(c.where(filter=FieldFilter("g", "==", "ints")).sum("n").avg("n"))
     out["sum of a nested field"] = aggregate(c.sum("m.k", alias="s"))
     out["empty collection"] = aggregate(db.collection(p + "none").sum("n", alias="s").avg("n", alias="a"))
-    out["sum, limit 2 (name order)"] = aggregate(c.where(filter=FieldFilter("g", "==", "ints")).limit(2).sum("n", alias="s"))
+    # Sum and average are computed from the aggregated field's index, as Cloud Firestore computes
+    # them: each aggregated field restricts the whole aggregation, count() included, to the
+    # documents that have it ("nothing" above counts 0), ordered by it after the query's own
+    # orders. So a limit keeps the lowest values ("limit 2": -10 and 1, not the first two by
+    # name), an explicit order by __name__ is refused (no index has a field after __name__), and
+    # two fields keep only the documents that have both.
+    ints = c.where(filter=FieldFilter("g", "==", "ints"))
+    out["limit 2"] = aggregate(ints.limit(2).sum("n", alias="s").count(alias="c"))
+    out["order by n desc, limit 2"] = aggregate(ints.order_by("n", direction=DESC).limit(2).sum("n", alias="s"))
+    out["order by __name__, limit 2"] = aggregate(ints.order_by("__name__").limit(2).sum("n", alias="s"))
+    out["n and m (no document has both)"] = aggregate(c.sum("n", alias="n").avg("m", alias="m").count(alias="c"))
+    out["count alone"] = aggregate(c.count(alias="c"))
     out["duplicate alias"] = err(lambda: c.sum("n", alias="x").avg("n", alias="x").get())
     out["as the client reads it"] = sorted([r.alias, plain(r.value)] for r in
                                            c.where(filter=FieldFilter("g", "==", "ints")).sum("n", alias="s").avg("n", alias="a").get()[0])
