@@ -164,7 +164,7 @@ class Recorder:
 
         rec = Recorder()
         w = query.on_snapshot(rec)
-        rec.expect()                      # the first snapshot (fails the scenario after 10 s)
+        rec.expect()                      # the first snapshot ("timeout" recorded after 10 s)
         c.document("a").set({...}); rec.expect()
         c.document("x").set({...}); rec.expect_none()   # a write the query does not see
         w.unsubscribe(); rec.events       # [{"docs": [...], "changes": [...]}, ...]
