@@ -301,9 +301,11 @@ test-server: server-bin server-venv
 	EMBER_BIN=$(EMBER_BIN) $(SERVER_PY) -m pytest -q -p no:cacheprovider Tests/server
 test: test-server
 
-# The server's benchmarks (release build), the Firestore emulator measured beside it.
+# The server's benchmarks (release build), the Firestore emulator measured beside it
+# (bench/server/README.md). BENCH_SERVER_ARGS: e.g. --quick, --only ember, --json FILE.
+BENCH_SERVER_ARGS ?=
 .PHONY: bench-server
 bench: bench-server
 bench-server: deps server-venv
 	$(SWIFT) build -j $(JOBS) -c release --scratch-path $(BENCH_PATH) --product ember
-	$(SERVER_PY) bench/server/bench_server.py $(BENCH_PATH)/release/ember
+	$(SERVER_PY) bench/server/bench_server.py $(BENCH_PATH)/release/ember $(BENCH_SERVER_ARGS)
