@@ -18,6 +18,7 @@ let package = Package(
         .library(name: "ember-c", type: .dynamic, targets: ["EmberC"]),
         // `ember serve`: the Cloud Firestore v1 gRPC API over the same backend.
         .executable(name: "ember", targets: ["EmberCLI"]),
+        .executable(name: "ember-server-bench", targets: ["EmberServerBench"]),
     ],
     dependencies: [
         .package(url: "https://github.com/grpc/grpc-swift-2", from: "2.4.3"),
@@ -57,6 +58,11 @@ let package = Package(
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ]),
+        .executableTarget(name: "EmberServerBench", dependencies: [
+            "EmberFirestoreProto",
+            .product(name: "GRPCCore", package: "grpc-swift-2"),
+            .product(name: "GRPCNIOTransportHTTP2", package: "grpc-swift-nio-transport"),
+        ], path: "bench/server-swift"),
         .executableTarget(name: "EmberDemo", dependencies: ["Ember"], swiftSettings: swift5),
         .executableTarget(name: "EmberCrashWriter", dependencies: ["EmberCore"], swiftSettings: swift5),
         .executableTarget(name: "EmberBench", dependencies: ["Ember", "EmberCore", "EmberStorage"], path: "bench/swift", swiftSettings: swift5),

@@ -200,7 +200,8 @@ ember_db *ember_db_open(const ember_settings *settings, ember_error *err);
  *  stops. Idempotent. Afterwards every call on the database (and its queries) fails with
  *  EMBER_ERR_FAILED_PRECONDITION. May be called from any thread, including from a callback (then
  *  the callback must not use its ctx after the call: its ctx_free has run). The handle stays
- *  valid until ember_db_release. */
+ *  valid until ember_db_release. When it returns, no Ember thread works for this database any
+ *  more (a commit in flight at the in-process backend has finished). */
 bool ember_db_close(ember_db *db, ember_error *err);
 
 /** Closes (if needed) and releases the caller's handle. NULL does nothing. Queries that still

@@ -32,6 +32,7 @@ final class DBHandle: Counted {
 
     func close() {
         client.close()
+        client.waitForBackgroundWork()
         let tokens: Set<UInt64> = lock.withLock { defer { listenerTokens.removeAll() }; return listenerTokens }
         for t in tokens { Listeners.remove(t) }
     }

@@ -224,12 +224,20 @@ public final class EmberClient: @unchecked Sendable {
         guard first else { return }
         worker.sync { engine.close(); treeEngine.close() }
         events.stop()
-        // The backend may still be applying a commit sent before the close: it finishes before
-        // close returns (and before an owned file closes), and what it sent the worker is drained,
-        // so no Ember thread works for this client afterwards.
+        if !owned.isEmpty {
+            // The backend may still be applying a commit: let it finish before the file closes.
+            backend.flush()
+            for p in owned { p.close() }
+        }
+    }
+
+    /// Waits until the backend has finished what this client sent it before the close, and the
+    /// worker has drained what the backend sent back: afterwards no Ember thread works for this
+    /// client (the C ABI's close promises it; a process may then exit with nothing in flight).
+    /// Call after `close()`, never from an Ember callback or while the backend is held.
+    public func waitForBackgroundWork() {
         backend.flush()
         worker.sync {}
-        for p in owned { p.close() }
     }
 
     deinit { close() }
