@@ -28,9 +28,11 @@ demo: deps
 # emulator is installed), then the concurrency tests again under ThreadSanitizer.
 test: test-swift test-tsan test-c
 
+# A hung test fails the run within TEST_TIMEOUT seconds instead of using up CI's time.
+TEST_TIMEOUT ?= 1500
 test-swift: deps
 	$(SWIFT) build -j $(JOBS) --build-tests
-	$(SWIFT) test --skip-build
+	timeout -k 10 $(TEST_TIMEOUT) $(SWIFT) test --skip-build
 	$(MAKE) --no-print-directory test-hygiene
 
 # The test of the test runner: the Firestore emulator a test process starts is gone however the
@@ -41,7 +43,7 @@ test-hygiene:
 
 test-tsan: deps
 	$(SWIFT) build -j $(JOBS) --build-tests --sanitize=thread --scratch-path $(TSAN_PATH)
-	$(SWIFT) test --skip-build --sanitize=thread --scratch-path $(TSAN_PATH) --filter 'ConcurrencyTests|ListenerTokenTests|EventThreadTests|EmberClientWriteTests'
+	timeout -k 10 $(TEST_TIMEOUT) $(SWIFT) test --skip-build --sanitize=thread --scratch-path $(TSAN_PATH) --filter 'ConcurrencyTests|ListenerTokenTests|EventThreadTests|EmberClientWriteTests'
 
 # Benchmarks (release build); prints each figure beside its target and the peers' numbers.
 bench: deps

@@ -114,13 +114,22 @@ public final class Backend: @unchecked Sendable {
         } catch {
             return .failure(EmberError(.internal, "\(error)"))
         }
+        // A document the commit leaves with the same contents is not changed (Firestore keeps
+        // its update time and tells no listener): only its writer's acknowledgement carries it.
+        var unchanged: [Bool] = Array(repeating: false, count: order.count)
+        for i in order.indices {
+            if let a = after[i], a.exists, let b = before[i], b.exists, a.data == b.data {
+                after[i] = b
+                unchanged[i] = true
+            }
+        }
         // The batch is committed only when its transaction is in the file: a storage error (full
         // disk, I/O error, read-only file) refuses the whole batch, like any other refusal, and
         // nothing of it is applied or announced.
         do {
             try persistence.runTransaction("backend commit") {
                 for (i, key) in order.enumerated() {
-                    guard let doc = after[i] else { continue }
+                    guard let doc = after[i], !unchanged[i] else { continue }
                     if doc.exists { store.put(doc) } else { store.remove(key) }
                 }
                 if persistence.isDurable {
@@ -140,6 +149,7 @@ public final class Backend: @unchecked Sendable {
             guard let new = after[i] else { continue }
             let old = before[i]
             if batchId != nil { outgoing[origin.id]![key] = new }
+            if unchanged[i] { continue }
             targets.forEachTarget(touching: key) { target in
                 target.noteChange(old: old, new: new) { doc in
                     outgoing[target.connection.id, default: [:]][doc.key] = doc

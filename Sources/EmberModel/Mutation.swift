@@ -138,11 +138,13 @@ public struct FieldTransform: Sendable {
             case .arrayUnion(let elements):
                 var arr: [Value] = []
                 if case .array(let a)? = base { arr = a }
-                for e in elements where !arr.contains(e) { arr.append(e) }
+                // Elements are equal as Firestore's order has them equal (1 and 1.0, NaN and NaN),
+                // as the backend (the emulator) applies these transforms.
+                for e in elements where !arr.contains(where: { Value.compare($0, e) == 0 }) { arr.append(e) }
                 return .array(arr)
             case .arrayRemove(let elements):
                 guard case .array(let a)? = base else { return .array([]) }
-                return .array(a.filter { !elements.contains($0) })
+                return .array(a.filter { x in !elements.contains { Value.compare($0, x) == 0 } })
             }
         }
     }

@@ -38,7 +38,8 @@ public struct ResourcePath: Hashable, Sendable, CustomStringConvertible {
     /// The largest document name (6 KiB), counted as Firestore counts a name's size.
     public static let maxNameBytes = 6_144
 
-    /// Ids may not be empty, "." or "..", nor match __.*__, nor contain "/"; at most 1,500 bytes.
+    /// Ids may not be empty, "." or "..", nor be reserved (`isReserved`), nor contain "/"; at
+    /// most 1,500 bytes.
     public static func validateSegment(_ id: String, in path: String? = nil) throws {
         let context = path.map { " in path '\($0)'" } ?? ""
         if id.isEmpty { throw EmberError.invalidArgument("Invalid path\(context): empty segment") }
@@ -49,9 +50,42 @@ public struct ResourcePath: Hashable, Sendable, CustomStringConvertible {
             let start = String(decoding: u.prefix(24), as: UTF8.self)
             throw EmberError.invalidArgument("Invalid id '\(start)...' (\(u.count) bytes): an id is at most \(maxBytes) bytes")
         }
-        if u.count >= 4 && u[0] == 95 && u[1] == 95 && u[u.count - 1] == 95 && u[u.count - 2] == 95 {
+        if isReserved(id) {
             throw EmberError.invalidArgument("Invalid id '\(id)'\(context): ids matching __.*__ are reserved")
         }
+    }
+
+    /// An id of the form `__x__` (something between the underscores) that is not a numeric id:
+    /// Firestore reserves them (the emulator accepts `____`, and numeric ids `__id<n>__`).
+    public static func isReserved(_ id: String) -> Bool {
+        let u = id.utf8
+        guard u.count > 4, id.hasPrefix("__"), id.hasSuffix("__") else { return false }
+        return numericId(id) == nil
+    }
+
+    /// The number of a numeric id, `__id<int64>__` written canonically (`__id-5__`, `__id12__`;
+    /// not `__id05__`): Firestore orders these before every other id, by number.
+    public static func numericId(_ id: String) -> Int64? {
+        var s = Substring(id)
+        guard s.utf8.first == 95, s.hasPrefix("__id"), s.hasSuffix("__"), s.utf8.count > 6 else { return nil }
+        s = s.dropFirst(4).dropLast(2)
+        guard let n = Int64(s), String(n) == s else { return nil }
+        return n
+    }
+
+    /// -1, 0, 1: numeric ids first, by number; then other ids by UTF-8 bytes.
+    @inline(__always)
+    public static func compareSegments(_ a: String, _ b: String) -> Int {
+        // Only an id starting with '_' can be numeric: the common case is one byte away.
+        if a.utf8.first == 95 || b.utf8.first == 95 {
+            switch (numericId(a), numericId(b)) {
+            case (let x?, let y?): return x < y ? -1 : (x > y ? 1 : 0)
+            case (.some, nil): return -1
+            case (nil, .some): return 1
+            case (nil, nil): break
+            }
+        }
+        return compareUTF8(a, b)
     }
 
     /// Equal when every segment has the same UTF-8 bytes, consistent with `compare`. (Swift's
@@ -91,14 +125,14 @@ public struct ResourcePath: Hashable, Sendable, CustomStringConvertible {
         other.segments.count >= segments.count && zip(segments, other.segments).allSatisfy { compareUTF8($0, $1) == 0 }
     }
 
-    /// -1, 0, 1: segment by segment, each by UTF-8 bytes; a prefix sorts first.
+    /// -1, 0, 1: segment by segment (numeric ids first, then by UTF-8 bytes); a prefix sorts first.
     public func compare(_ other: ResourcePath) -> Int {
         segments.withUnsafeBufferPointer { pa in
             other.segments.withUnsafeBufferPointer { pb in
                 if pa.baseAddress == pb.baseAddress { return 0 }
                 let n = min(pa.count, pb.count)
                 for i in 0..<n {
-                    let c = compareUTF8(pa[i], pb[i])
+                    let c = ResourcePath.compareSegments(pa[i], pb[i])
                     if c != 0 { return c }
                 }
                 return pa.count < pb.count ? -1 : (pa.count > pb.count ? 1 : 0)

@@ -1,4 +1,5 @@
-/// Responsible for: the total order of Firestore values (SEMANTICS.md 1-3) and the two
+/// Responsible for: the total order of Firestore values (SEMANTICS.md 1-3; vectors, maps whose
+/// `__type__` is `"__vector__"`, rank between arrays and maps, as in Firebase JS) and the two
 /// equalities Ember uses: strict equality (`==`, JS `valueEquals`: int 1 is not double 1.0,
 /// NaN equals NaN, -0.0 is not 0.0) and order-equality (`compare == 0`: numbers compare numerically).
 ///
@@ -17,7 +18,7 @@ extension Value: Equatable {
         case .reference: return 6
         case .geoPoint: return 7
         case .array: return 8
-        case .map: return 9
+        case .map(let m): return m.isVector ? 9 : 10
         }
     }
 
@@ -50,6 +51,7 @@ extension Value: Equatable {
             }
             return x.count < y.count ? -1 : (x.count > y.count ? 1 : 0)
         case (.map(let x), .map(let y)):
+            if ta == 9 { return compareVectors(x, y) }
             for i in 0..<min(x.count, y.count) {
                 let kc = compareUTF8(x.entries[i].key, y.entries[i].key)
                 if kc != 0 { return kc }
@@ -59,6 +61,17 @@ extension Value: Equatable {
             return x.count < y.count ? -1 : (x.count > y.count ? 1 : 0)
         default: return 0
         }
+    }
+
+    /// Vectors order by their length, then element by element (JS `compareVectors`).
+    static func compareVectors(_ x: MapValue, _ y: MapValue) -> Int {
+        let a = x.vectorElements, b = y.vectorElements
+        if a.count != b.count { return a.count < b.count ? -1 : 1 }
+        for i in 0..<a.count {
+            let c = compare(a[i], b[i])
+            if c != 0 { return c }
+        }
+        return 0
     }
 
     /// NaN first and equal to itself; -0.0 equals 0.0.

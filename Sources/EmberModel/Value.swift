@@ -130,6 +130,19 @@ public struct MapValue: Sendable, Equatable {
         self[head] = .map(child)
     }
 
+    /// A vector value (Firestore's `Vector`): a map whose `__type__` is the string `"__vector__"`,
+    /// its elements in the array under `value`.
+    public var isVector: Bool {
+        if case .string(let t)? = self["__type__"] { return t == "__vector__" }
+        return false
+    }
+
+    /// The elements of a vector (empty when `value` is missing or not an array).
+    public var vectorElements: [Value] {
+        if case .array(let a)? = self["value"] { return a }
+        return []
+    }
+
     public static func == (a: MapValue, b: MapValue) -> Bool {
         guard a.entries.count == b.entries.count else { return false }
         for i in 0..<a.entries.count {

@@ -44,6 +44,7 @@ struct DatabaseName: Hashable, Sendable {
         }
         let db = try DatabaseName(project: parts[1], database: parts[3])
         let segments = Array(parts.dropFirst(5))
+        try WireDataRules.check(ids: segments)
         for seg in segments { try ResourcePath.validateSegment(seg, in: s) }
         let path = ResourcePath(segments: segments)
         if path.canonical.utf8.count > ResourcePath.maxNameBytes {

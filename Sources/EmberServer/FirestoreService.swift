@@ -39,11 +39,14 @@ final class FirestoreService: FS.SimpleServiceProtocol, @unchecked Sendable {
     func batchGetDocuments(request: Google_Firestore_V1_BatchGetDocumentsRequest, response: RPCWriter<Google_Firestore_V1_BatchGetDocumentsResponse>, context: ServerContext) async throws {
         try await rpc {
             let db = try DatabaseName(parsing: request.database)
+            // A document named twice is answered once, as Firestore does.
             var keys: [DocumentKey] = []
+            var names: [String] = []
+            var seen = Set<DocumentKey>()
             for name in request.documents {
                 let (d, key) = try DatabaseName.parse(document: name)
                 guard d == db else { throw EmberError.invalidArgument("Document '\(name)' is not in database '\(db.name)'") }
-                keys.append(key)
+                if seen.insert(key).inserted { keys.append(key); names.append(name) }
             }
             if case .readTime(let t)? = request.consistencySelector { try await refuseHistory(t) }
             let txn = try transaction(for: request.consistencySelector, db: db)
@@ -54,7 +57,7 @@ final class FirestoreService: FS.SimpleServiceProtocol, @unchecked Sendable {
             var first = true
             for (i, d) in docs.enumerated() {
                 var r = Google_Firestore_V1_BatchGetDocumentsResponse()
-                if d.exists { r.found = codec.document(d, mask: fields) } else { r.missing = request.documents[i] }
+                if d.exists { r.found = codec.document(d, mask: fields) } else { r.missing = names[i] }
                 r.readTime = WireCodec.timestamp(micros: version)
                 if first, let txn, txn.isNew { r.transaction = txn.id }
                 first = false
@@ -236,7 +239,7 @@ final class FirestoreService: FS.SimpleServiceProtocol, @unchecked Sendable {
     func rollback(request: Google_Firestore_V1_RollbackRequest, context: ServerContext) async throws -> Google_Protobuf_Empty {
         try await rpc {
             let db = try DatabaseName(parsing: request.database)
-            _ = try transactions.finish(request.transaction, db: db)
+            try transactions.rollback(request.transaction, db: db)
             return Google_Protobuf_Empty()
         }
     }
@@ -277,7 +280,9 @@ final class FirestoreService: FS.SimpleServiceProtocol, @unchecked Sendable {
             let wq = try WireQuery(db: db, parentPath: parentPath, structured: sq)
             if case .readTime(let t)? = request.consistencySelector { try await refuseHistory(t) }
             let txn = try transaction(for: request.consistencySelector, db: db)
-            let (all, version) = await door.run(wq.query)
+            let (all, version) = KindlessQuery.isKindless(sq)
+                ? try await KindlessQuery(door: door, db: db, parentPath: parentPath, structured: sq).run(wq)
+                : await door.run(wq.query)
             let docs = wq.window(all)
             if let txn { try transactions.noteReads(txn.id, db: db, documents: Array(docs)) }
             let codec = WireCodec(db: db)
@@ -311,7 +316,9 @@ final class FirestoreService: FS.SimpleServiceProtocol, @unchecked Sendable {
             let aggregations = try Aggregations(aq.aggregations, codec: WireCodec(db: db))
             if case .readTime(let t)? = request.consistencySelector { try await refuseHistory(t) }
             let txn = try transaction(for: request.consistencySelector, db: db)
-            let (all, version) = await door.run(wq.query)
+            let (all, version) = KindlessQuery.isKindless(sq)
+                ? try await KindlessQuery(door: door, db: db, parentPath: parentPath, structured: sq).run(wq)
+                : await door.run(wq.query)
             let docs = wq.window(all)
             if let txn { try transactions.noteReads(txn.id, db: db, documents: Array(docs)) }
             var r = Google_Firestore_V1_RunAggregationQueryResponse()

@@ -29,8 +29,10 @@ struct WireQuery: Sendable {
         }
         if sq.hasFindNearest { throw EmberError(.unimplemented, "Vector search (find_nearest) is not supported") }
         let from = sq.from[0]
-        guard !from.collectionID.isEmpty else { throw EmberError.invalidArgument("collection_id is required") }
-        try ResourcePath.validateSegment(from.collectionID)
+        // A kind-less query (all descendants, no collection id) is run by KindlessQuery, one
+        // collection id at a time; this query is its template (order, limit, offset, select).
+        guard !from.collectionID.isEmpty || from.allDescendants else { throw EmberError.invalidArgument("collection_id is required") }
+        if !from.collectionID.isEmpty { try ResourcePath.validateSegment(from.collectionID) }
         var q: Query
         if from.allDescendants {
             q = Query(collectionGroup: from.collectionID, under: db.internalPath(parentPath))

@@ -17,6 +17,8 @@ struct WireWrites: Sendable {
         case .update(let doc)?:
             let (db, key) = try DatabaseName.parse(document: doc.name)
             guard db == codec.db else { throw EmberError.invalidArgument("Document '\(doc.name)' is not in database '\(codec.db.name)'") }
+            try WireDataRules.check(fields: doc.fields)
+            for f in w.updateMask.fieldPaths { try WireDataRules.check(fieldPath: f) }
             let data = try codec.map(doc.fields)
             try DocumentLimits.validate(key: key, data: data)
             try checkTransformFields(transforms, mask: w.hasUpdateMask ? w.updateMask.fieldPaths : [])
@@ -52,6 +54,7 @@ struct WireWrites: Sendable {
     }
 
     private func transform(_ t: Google_Firestore_V1_DocumentTransform.FieldTransform) throws -> FieldTransform {
+        try WireDataRules.check(fieldPath: t.fieldPath)
         let path = try codec.fieldPath(t.fieldPath)
         switch t.transformType {
         case .setToServerValue(let v)?:
@@ -85,10 +88,12 @@ struct WireWrites: Sendable {
         }
     }
 
-    /// The WriteResult of `m` given the committed document for its key.
+    /// The WriteResult of `m` given the committed document for its key: the document's update
+    /// time (the previous one when the commit left it unchanged), none after a delete.
     func result(of m: Mutation, committed doc: Document?, commitTime: Int64) -> Google_Firestore_V1_WriteResult {
         var r = Google_Firestore_V1_WriteResult()
-        r.updateTime = WireCodec.timestamp(micros: commitTime)
+        if case .delete = m.kind { return r }
+        r.updateTime = WireCodec.timestamp(micros: doc?.exists == true ? doc!.updateTime : commitTime)
         if !m.transforms.isEmpty, let doc {
             r.transformResults = m.transforms.map { t in
                 codec.wire(doc.data.value(at: t.path) ?? .null)

@@ -208,6 +208,27 @@ final class BackendTests: XCTestCase {
         XCTAssertEqual(lookup("c/a")?.createTime, c4.version)
     }
 
+    /// Firestore: a write that leaves the document as it was changes nothing: the update time
+    /// stays (the writer's acknowledgement carries the unchanged document) and no listener hears
+    /// of it. 1 -> 1.0 is a change (strict equality).
+    func testAWriteThatChangesNothingKeepsTheUpdateTimeAndIsNotAnnounced() {
+        guard let c1 = seed([setM("c/a", ["v": .int(1)])]) else { return XCTFail() }
+        connA.listen(targetId: 1, query: collection("c"), knownKeys: [])
+        a.wait(for: 1)
+        guard let c2 = seed([setM("c/a", ["v": .int(1)])]), let d2 = c2.documents[key("c/a")] else { return XCTFail() }
+        XCTAssertGreaterThan(c2.version, c1.version, "the commit has its own version")
+        XCTAssertEqual(d2.updateTime, c1.version, "the document's update time stays")
+        XCTAssertEqual(lookup("c/a")?.updateTime, c1.version)
+        // Changed and changed back in one batch: no change either.
+        seed([setM("c/a", ["v": .int(2)]), setM("c/a", ["v": .int(1)])])
+        XCTAssertEqual(lookup("c/a")?.updateTime, c1.version)
+        guard let c4 = seed([setM("c/a", ["v": .double(1)])]) else { return XCTFail() }
+        XCTAssertEqual(lookup("c/a")?.updateTime, c4.version, "int 1 -> double 1.0 is a change")
+        let events = a.wait(for: 2)
+        XCTAssertEqual(events.count, 2, "the listener heard only the real change: \(events)")
+        XCTAssertEqual(commit(events.last)?.documents[key("c/a")]?.data["v"], .double(1))
+    }
+
     func testServerTimestampsAreResolvedAtCommit() {
         let ts = [FieldTransform(path: fp("at"), op: .serverTimestamp), FieldTransform(path: fp("m.at"), op: .serverTimestamp)]
         guard let c = seed([setM("c/a", ["v": .int(1)], transforms: ts)]), let d = c.documents[key("c/a")] else { return XCTFail() }

@@ -52,8 +52,29 @@ final class ResourcePathTests: XCTestCase {
     func testRejectsReservedIds() {
         assertInvalid("__x__", "reserved") { try ResourcePath(parsing: "a/__x__") }
         assertInvalid("reserved") { try ResourcePath(parsing: "__name__") }
-        assertInvalid("reserved") { try ResourcePath(parsing: "a/____") }
+        assertInvalid("reserved") { try ResourcePath(parsing: "a/_____") }
         assertInvalid("reserved") { try ResourcePath(parsing: "__a__/b") }
+        assertInvalid("reserved") { try ResourcePath(parsing: "a/__id05__") }   // not a canonical number
+        assertInvalid("reserved") { try ResourcePath(parsing: "a/__id__") }
+        assertInvalid("reserved") { try ResourcePath(parsing: "a/__id1.5__") }
+    }
+
+    /// As the Firestore emulator: `____` (nothing between the underscores) is an id, and numeric
+    /// ids `__id<int64>__` are not reserved; they order before every other id, by number.
+    func testNumericIdsAreValidAndOrderFirst() throws {
+        XCTAssertNoThrow(try ResourcePath(parsing: "a/____"))
+        XCTAssertNoThrow(try ResourcePath(parsing: "a/__id-9223372036854775808__/b/__id9223372036854775807__"))
+        XCTAssertEqual(ResourcePath.numericId("__id-5__"), -5)
+        XCTAssertEqual(ResourcePath.numericId("__id0__"), 0)
+        XCTAssertNil(ResourcePath.numericId("__id9223372036854775808__"))   // past Int64
+        XCTAssertNil(ResourcePath.numericId("__id+5__"))
+        XCTAssertNil(ResourcePath.numericId("_id5__"))
+        let ordered = ["a/__id-9223372036854775808__", "a/__id-1__", "a/__id2__", "a/__id10__", "a/\u{0}", "a/A", "a/__x", "a/b"]
+        for (i, x) in ordered.enumerated() {
+            for (j, y) in ordered.enumerated() {
+                XCTAssertEqual(path(x).compare(path(y)), i < j ? -1 : (i > j ? 1 : 0), "\(x) vs \(y)")
+            }
+        }
     }
 
     /// Firestore's limits (issue 10.4): an id is at most 1,500 bytes; a document name at most 6 KiB

@@ -17,6 +17,8 @@ func ts(_ micros: Int64) -> Value { .timestamp(Timestamp(micros: micros)) }
 func geo(_ lat: Double, _ lng: Double) -> Value { .geoPoint(GeoPoint(latitude: lat, longitude: lng)) }
 func str(_ s: String) -> Value { .string(s) }
 func arr(_ a: Value...) -> Value { .array(a) }
+/// A vector value (Firestore's `Vector`), as the wire carries it.
+func vec(_ e: Double...) -> Value { map(["__type__": str("__vector__"), "value": .array(e.map { .double($0) })]) }
 
 func doc(_ p: String, _ fields: [String: Value] = [:], version: Int64 = 1, updateTime: Int64? = nil) -> Document {
     Document(key: key(p), data: MapValue(fields), version: version, createTime: version, updateTime: updateTime ?? version)

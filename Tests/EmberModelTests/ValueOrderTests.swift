@@ -48,6 +48,10 @@ final class ValueOrderTests: XCTestCase {
         [.bytes([0, 1])],
         [.bytes([1])],
         [.bytes([255])],
+        [ref("a/__id-9223372036854775808__")],                            // numeric ids first, by number
+        [ref("a/__id-5__")],
+        [ref("a/__id7__")],
+        [ref("a/__id12__")],
         [ref("a/b")],
         [ref("a/b/c/d")],
         [ref("a/c")],
@@ -65,6 +69,11 @@ final class ValueOrderTests: XCTestCase {
         [.array([.int(1), str("a")])],
         [.array([.int(2)])],
         [.array([str("a")])],
+        // Vectors, between arrays and maps: by length, then element by element.
+        [vec(9.0)],
+        [vec(-1.0, 5.0)],
+        [vec(1.0, 2.0)],
+        [vec(0.5, 0.5, 0.5)],
         [.map(MapValue())],
         [map(["a": .int(1)]), map(["a": .double(1)])],
         [map(["a": .int(1), "b": .int(0)])],
@@ -101,8 +110,9 @@ final class ValueOrderTests: XCTestCase {
 
     func testTypeOrderFollowsFirestore() {
         let oneOfEach: [Value] = [.null, .bool(true), .int(-5), .timestamp(Timestamp(micros: 0)), .string(""), .bytes([]),
-                                  ref("a/b"), geo(0, 0), .array([]), .map(MapValue())]
-        XCTAssertEqual(oneOfEach.map { $0.typeOrder }, Array(0...9))
+                                  ref("a/b"), geo(0, 0), .array([]), vec(1), .map(MapValue())]
+        XCTAssertEqual(oneOfEach.map { $0.typeOrder }, Array(0...10))
+        XCTAssertEqual(map(["__type__": str("other"), "value": arr()]).typeOrder, 10, "only __vector__ makes a vector")
         XCTAssertEqual(Value.double(1).typeOrder, Value.int(1).typeOrder)
         for i in 0..<oneOfEach.count {
             for j in 0..<oneOfEach.count {

@@ -32,7 +32,15 @@ enum RandomValues {
                                      .int(9_007_199_254_740_993), .string(""), .string("a\u{0}"), .string("a"), .string("\u{0}"),
                                      .bytes([]), .bytes([0]), .array([]), .array([.null]), .map(MapValue()),
                                      .reference(skey("a/b")), .reference(skey("a/b/c/d")), .reference(skey("a\u{0}/b")),
+                                     .reference(skey("a/__id-3__")), .reference(skey("a/__id9__")), .reference(skey("a/__id9__/c/\u{0}")),
+                                     .reference(skey("a/__id-9223372036854775808__")), .reference(skey("a/\u{0}x")),
+                                     vector([1.0]), vector([-1.0, 2.0]), vector([0.0, 0.0, 0.0]),
+                                     .map(MapValue(["__type__": .string("__vector__"), "value": .array([.double(3)])])),
                                      .timestamp(Timestamp(micros: -5)), .timestamp(Timestamp(micros: 5))]
+
+    static func vector(_ e: [Double]) -> Value {
+        .map(MapValue(["__type__": .string("__vector__"), "value": .array(e.map { .double($0) })]))
+    }
 
     static func value<R: RandomNumberGenerator>(depth: Int, _ rng: inout R) -> Value {
         switch Int.random(in: 0..<(depth > 1 ? 9 : 11), using: &rng) {

@@ -12,7 +12,7 @@ public enum IndexValueEncoder {
     // Type bytes, in Firestore's cross-type order; 0x01 ends arrays and maps.
     static let tNull: UInt8 = 0x05, tBool: UInt8 = 0x0A, tNumber: UInt8 = 0x0F, tTimestamp: UInt8 = 0x14
     static let tString: UInt8 = 0x19, tBytes: UInt8 = 0x1E, tReference: UInt8 = 0x23, tGeo: UInt8 = 0x28
-    static let tArray: UInt8 = 0x2D, tMap: UInt8 = 0x32, end: UInt8 = 0x01
+    static let tArray: UInt8 = 0x2D, tVector: UInt8 = 0x30, tMap: UInt8 = 0x32, end: UInt8 = 0x01
 
     public static func encode(_ v: Value) -> [UInt8] {
         var out: [UInt8] = []
@@ -32,7 +32,7 @@ public enum IndexValueEncoder {
         case .reference: return tReference
         case .geoPoint: return tGeo
         case .array: return tArray
-        case .map: return tMap
+        case .map(let m): return m.isVector ? tVector : tMap
         }
     }
 
@@ -47,11 +47,26 @@ public enum IndexValueEncoder {
         case .string(let s): writeBytes(Array(s.utf8), &out)
         case .bytes(let b): writeBytes(b, &out)
         case .reference(let k):
-            for seg in k.path.segments { writeBytes(Array(seg.utf8), &out) }
+            for seg in k.path.segments {
+                // A numeric id (ordered first, by number) as 0x00 0x01 and its biased number: no
+                // string segment starts so (an id is never empty; a leading NUL is 0x00 0xFF).
+                if let n = ResourcePath.numericId(seg) {
+                    out.append(0x00); out.append(0x01)
+                    writeU64(UInt64(bitPattern: n) ^ (1 << 63), &out)
+                } else {
+                    writeBytes(Array(seg.utf8), &out)
+                }
+            }
             out.append(0x00); out.append(0x00)   // below any segment's first bytes: a prefix path sorts first
         case .geoPoint(let g): writeDouble(g.latitude, &out); writeDouble(g.longitude, &out)
         case .array(let a):
             for e in a { write(e, &out) }
+            out.append(end)
+        case .map(let m) where m.isVector:
+            // Vectors order by length first: the length leads.
+            let elements = m.vectorElements
+            writeU64(UInt64(elements.count), &out)
+            for e in elements { write(e, &out) }
             out.append(end)
         case .map(let m):
             for (k, e) in m.entries { writeBytes(Array(k.utf8), &out); write(e, &out) }
