@@ -14,8 +14,12 @@ final class ServerTests: XCTestCase {
     static let root = "projects/demo-ember/databases/(default)/documents"
     static let database = "projects/demo-ember/databases/(default)"
 
-    /// Runs `body` against a fresh in-memory server on a free port.
     func withServer(path: String? = nil, _ body: @escaping @Sendable (FirestoreClient, EmberServer) async throws -> Void) async throws {
+        try await Self.serve(path: path, body)
+    }
+
+    /// Runs `body` against a fresh in-memory server on a free port.
+    static func serve(path: String? = nil, _ body: @escaping @Sendable (FirestoreClient, EmberServer) async throws -> Void) async throws {
         let server = try EmberServer(configuration: .init(host: "127.0.0.1", port: 0, path: path))
         let serving = Task { try await server.run() }
         let port = try await server.listeningPort
