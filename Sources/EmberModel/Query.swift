@@ -117,12 +117,11 @@ public struct Query: Sendable, CustomStringConvertible {
             }
             let values: [Value]
             if case .array(let a) = f.value, f.op.takesArray { values = a } else { values = [f.value] }
+            // A reference may name a document of any collection, as the Firebase SDKs take a
+            // DocumentReference (JS parseDocumentIdValue): it compares by path like any other.
             for v in values {
-                guard case .reference(let k) = v else {
+                guard case .reference = v else {
                     throw EmberError.invalidArgument("Invalid query. When querying with documentId(), you must provide a valid document ID, but it was of type \(v.typeName).")
-                }
-                if !isCollectionGroupQuery && !path.isPrefix(of: k.path) || (!isCollectionGroupQuery && k.path.count != path.count + 1) {
-                    throw EmberError.invalidArgument("Invalid query. When querying a collection by documentId(), you must provide a plain document ID, but '\(k)' is not in collection '\(path)'.")
                 }
             }
         }

@@ -4,29 +4,24 @@ import EmberModel
 /// Responsible for: RunAggregationQuery's count, sum and avg over a query's result, as
 /// Firestore computes them: count (capped by `up_to`); sum of the numeric values only, an integer
 /// while every term is one and it does not overflow, else a double; avg as a double, null when no
-/// document has a number there. An alias left empty is `field_N` (N from 1).
+/// document has a number there. An alias left empty is `field_N` (N from 1). The list is checked
+/// by AggregationRules; with sum/avg, the query it runs over (WireQuery) holds only the documents
+/// having their fields, ordered by them, as Firestore reads them from the fields' index.
 struct Aggregations: Sendable {
     enum Kind: Sendable { case count(upTo: Int64?), sum(FieldPath), avg(FieldPath) }
     let items: [(alias: String, kind: Kind)]
 
-    init(_ wire: [Google_Firestore_V1_StructuredAggregationQuery.Aggregation], codec: WireCodec) throws {
-        guard !wire.isEmpty else { throw EmberError.invalidArgument("An aggregation query needs at least one aggregation") }
-        guard wire.count <= 5 else { throw EmberError.invalidArgument("An aggregation query takes at most 5 aggregations") }
-        var items: [(String, Kind)] = []
-        var aliases = Set<String>()
-        for (i, a) in wire.enumerated() {
-            let alias = a.alias.isEmpty ? "field_\(i + 1)" : a.alias
-            guard aliases.insert(alias).inserted else { throw EmberError.invalidArgument("Duplicate alias '\(alias)'") }
+    init(_ wire: [WireAggregation]) throws {
+        _ = try AggregationRules.fields(wire)
+        items = try wire.enumerated().map { i, a in
+            let alias = AggregationRules.alias(a, at: i)
             switch a.operator {
-            case .count(let c)?:
-                if c.hasUpTo, c.upTo.value <= 0 { throw EmberError.invalidArgument("up_to must be positive") }
-                items.append((alias, .count(upTo: c.hasUpTo ? c.upTo.value : nil)))
-            case .sum(let s)?: items.append((alias, .sum(try codec.fieldPath(s.field.fieldPath))))
-            case .avg(let s)?: items.append((alias, .avg(try codec.fieldPath(s.field.fieldPath))))
+            case .count(let c)?: return (alias, .count(upTo: c.hasUpTo ? c.upTo.value : nil))
+            case .sum(let s)?: return (alias, .sum(try AggregationRules.field(s.field.fieldPath)))
+            case .avg(let s)?: return (alias, .avg(try AggregationRules.field(s.field.fieldPath)))
             case nil: throw EmberError.invalidArgument("Aggregation '\(alias)' has no operator")
             }
         }
-        self.items = items
     }
 
     func evaluate<C: Collection>(_ docs: C, codec: WireCodec) -> [String: WireValue] where C.Element == Document {

@@ -312,8 +312,8 @@ final class FirestoreService: FS.SimpleServiceProtocol, @unchecked Sendable {
                 throw EmberError.invalidArgument("RunAggregationQuery needs a structured_aggregation_query")
             }
             let (db, parentPath) = try DatabaseName.parse(resource: request.parent)
-            let wq = try WireQuery(db: db, parentPath: parentPath, structured: sq)
-            let aggregations = try Aggregations(aq.aggregations, codec: WireCodec(db: db))
+            let wq = try WireQuery(db: db, parentPath: parentPath, structured: sq, aggregations: aq.aggregations)
+            let aggregations = try Aggregations(aq.aggregations)
             if case .readTime(let t)? = request.consistencySelector { try await refuseHistory(t) }
             let txn = try transaction(for: request.consistencySelector, db: db)
             let (all, version) = KindlessQuery.isKindless(sq)

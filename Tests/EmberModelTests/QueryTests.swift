@@ -167,15 +167,29 @@ final class QueryTests: XCTestCase {
     func testDocumentIdFilters() throws {
         XCTAssertNoThrow(try cities.filter(ff("__name__", .equal, ref("cities/SF"))))
         XCTAssertNoThrow(try cities.filter(ff("__name__", .in, arr(ref("cities/SF"), ref("cities/LA")))))
-        assertInvalid("plain document ID", "towns/SF") { try cities.filter(ff("__name__", .equal, ref("towns/SF"))) }
-        assertInvalid("plain document ID", "cities/SF/landmarks/gg") { try cities.filter(ff("__name__", .greaterThan, ref("cities/SF/landmarks/gg"))) }
-        assertInvalid("plain document ID") { try cities.filter(ff("__name__", .notIn, arr(ref("cities/SF"), ref("x/y")))) }
+        // A reference to a document of another collection (or below one) is taken, as the
+        // Firebase SDKs take any DocumentReference, and compared by path like any other.
+        XCTAssertNoThrow(try cities.filter(ff("__name__", .equal, ref("towns/SF"))))
+        XCTAssertNoThrow(try cities.filter(ff("__name__", .greaterThan, ref("cities/SF/landmarks/gg"))))
+        XCTAssertNoThrow(try cities.filter(ff("__name__", .notIn, arr(ref("cities/SF"), ref("x/y")))))
         assertInvalid("valid document ID", "string") { try cities.filter(ff("__name__", .equal, str("SF"))) }
         assertInvalid("'array-contains'", "documentId()") { try cities.filter(ff("__name__", .arrayContains, ref("cities/SF"))) }
         assertInvalid("'array-contains-any'") { try cities.filter(ff("__name__", .arrayContainsAny, arr(ref("cities/SF")))) }
         // A collection group spans collections: any document path will do.
         XCTAssertNoThrow(try landmarks.filter(ff("__name__", .equal, ref("cities/SF/landmarks/gg"))))
         XCTAssertNoThrow(try landmarks.filter(ff("__name__", .greaterThanOrEqual, ref("a/b"))))
+    }
+
+    func testDocumentIdFiltersWithReferencesElsewhereCompareByPath() throws {
+        let sf = doc("cities/SF"), sz = doc("cities/SZ")
+        let other = try cities.filter(ff("__name__", .equal, ref("towns/SF")))
+        XCTAssertFalse(other.matches(sf), "a document of another collection is never one of this one")
+        let after = try cities.filter(ff("__name__", .greaterThan, ref("cities/SF/landmarks/gg")))
+        XCTAssertFalse(after.matches(sf), "cities/SF sorts before the documents below it")
+        XCTAssertTrue(after.matches(sz))
+        let notIn = try cities.filter(ff("__name__", .notIn, arr(ref("cities/SF"), ref("x/y"))))
+        XCTAssertFalse(notIn.matches(sf))
+        XCTAssertTrue(notIn.matches(sz))
     }
 
     // MARK: order-by and cursors

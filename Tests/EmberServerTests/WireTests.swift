@@ -62,14 +62,6 @@ final class WireTests: XCTestCase {
         XCTAssertThrowsError(try codec.value(ts))
     }
 
-    private func field(_ path: String, _ op: StructuredQuery.FieldFilter.Operator, _ v: WireValue) -> StructuredQuery.Filter {
-        var f = StructuredQuery.Filter()
-        f.fieldFilter.field.fieldPath = path
-        f.fieldFilter.op = op
-        f.fieldFilter.value = v
-        return f
-    }
-
     func testQueriesReadEveryPart() throws {
         var sq = StructuredQuery()
         var from = StructuredQuery.CollectionSelector()
@@ -80,7 +72,7 @@ final class WireTests: XCTestCase {
         var s = WireValue(); s.stringValue = "x"
         var or = StructuredQuery.Filter()
         or.compositeFilter.op = .or
-        or.compositeFilter.filters = [field("n", .greaterThan, n), field("s", .equal, s)]
+        or.compositeFilter.filters = [W.field("n", .greaterThan, n), W.field("s", .equal, s)]
         sq.where = or
         var o = StructuredQuery.Order(); o.field.fieldPath = "n"; o.direction = .descending
         sq.orderBy = [o]
@@ -109,7 +101,7 @@ final class WireTests: XCTestCase {
         from.collectionID = "c"
         sq.from = [from]
         var v = WireValue(); v.integerValue = 1
-        sq.where = field("a", .unspecified, v)
+        sq.where = W.field("a", .unspecified, v)
         XCTAssertThrowsError(try WireQuery(parent: parent, structured: sq)) { XCTAssertEqual(($0 as? EmberError)?.code, .invalidArgument) }
         sq.where = StructuredQuery.Filter()
         XCTAssertThrowsError(try WireQuery(parent: parent, structured: sq))
