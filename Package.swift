@@ -6,6 +6,10 @@ import PackageDescription
 
 let swift5: [SwiftSetting] = [.swiftLanguageMode(.v5)]
 
+// EMBER_CORE_ONLY=1 leaves out the server and its gRPC dependencies (and their BoringSSL): the
+// ThreadSanitizer run of `make test` (its own scratch path) builds only what it tests.
+let coreOnly = Context.environment["EMBER_CORE_ONLY"] == "1"
+
 let package = Package(
     name: "Ember",
     products: [
@@ -16,11 +20,12 @@ let package = Package(
         // (The product is `ember-c` so that `ember` names the command; the Makefile and setup.py
         // link libember-c.so as libember.so.)
         .library(name: "ember-c", type: .dynamic, targets: ["EmberC"]),
+    ] + (coreOnly ? [] : [
         // `ember serve`: the Cloud Firestore v1 gRPC API over the same backend.
         .executable(name: "ember", targets: ["EmberCLI"]),
         .executable(name: "ember-server-bench", targets: ["EmberServerBench"]),
-    ],
-    dependencies: [
+    ]),
+    dependencies: coreOnly ? [] : [
         .package(url: "https://github.com/grpc/grpc-swift-2", from: "2.4.3"),
         .package(url: "https://github.com/grpc/grpc-swift-nio-transport", from: "2.9.2"),
         .package(url: "https://github.com/grpc/grpc-swift-protobuf", from: "2.4.1"),
@@ -39,8 +44,21 @@ let package = Package(
         .target(name: "EmberC", dependencies: ["EmberCore", "CEmberABI"], swiftSettings: swift5,
                 linkerSettings: [.unsafeFlags(["-Xlinker", "--version-script=\(Context.packageDirectory)/bindings/c/ember.map",
                                                "-Xlinker", "-soname=libember.so.0"])]),
-        // The server (issue 11): generated wire types (`make proto`), the service over the backend,
-        // and the command line. Nothing in the targets above depends on them.
+        .executableTarget(name: "EmberDemo", dependencies: ["Ember"], swiftSettings: swift5),
+        .executableTarget(name: "EmberCrashWriter", dependencies: ["EmberCore"], swiftSettings: swift5),
+        .executableTarget(name: "EmberBench", dependencies: ["Ember", "EmberCore", "EmberStorage"], path: "bench/swift", swiftSettings: swift5),
+        .testTarget(name: "EmberModelTests", dependencies: ["EmberModel"], swiftSettings: swift5),
+        .testTarget(name: "EmberStorageTests", dependencies: ["EmberStorage", "EmberCore"], swiftSettings: swift5),
+        .testTarget(name: "EmberBackendTests", dependencies: ["EmberBackend"], swiftSettings: swift5),
+        .testTarget(name: "EmberCoreTests", dependencies: ["EmberCore"], swiftSettings: swift5),
+        .testTarget(name: "EmberTests", dependencies: ["Ember"], swiftSettings: swift5),
+    ] + (coreOnly ? [] : serverTargets)
+)
+
+// The server (issue 11): generated wire types (`make proto`), the service over the backend, the
+// command line, its benchmark and tests. Nothing in the targets above depends on them.
+var serverTargets: [Target] {
+    [
         .target(name: "EmberFirestoreProto", dependencies: [
             .product(name: "SwiftProtobuf", package: "swift-protobuf"),
             .product(name: "GRPCCore", package: "grpc-swift-2"),
@@ -63,14 +81,6 @@ let package = Package(
             .product(name: "GRPCCore", package: "grpc-swift-2"),
             .product(name: "GRPCNIOTransportHTTP2", package: "grpc-swift-nio-transport"),
         ], path: "bench/server-swift"),
-        .executableTarget(name: "EmberDemo", dependencies: ["Ember"], swiftSettings: swift5),
-        .executableTarget(name: "EmberCrashWriter", dependencies: ["EmberCore"], swiftSettings: swift5),
-        .executableTarget(name: "EmberBench", dependencies: ["Ember", "EmberCore", "EmberStorage"], path: "bench/swift", swiftSettings: swift5),
-        .testTarget(name: "EmberModelTests", dependencies: ["EmberModel"], swiftSettings: swift5),
-        .testTarget(name: "EmberStorageTests", dependencies: ["EmberStorage", "EmberCore"], swiftSettings: swift5),
-        .testTarget(name: "EmberBackendTests", dependencies: ["EmberBackend"], swiftSettings: swift5),
-        .testTarget(name: "EmberCoreTests", dependencies: ["EmberCore"], swiftSettings: swift5),
-        .testTarget(name: "EmberTests", dependencies: ["Ember"], swiftSettings: swift5),
         .testTarget(name: "EmberServerTests", dependencies: [
             "EmberServer", "EmberFirestoreProto", "EmberModel",
             .product(name: "GRPCCore", package: "grpc-swift-2"),
@@ -79,4 +89,4 @@ let package = Package(
             .product(name: "GRPCNIOTransportHTTP2", package: "grpc-swift-nio-transport"),
         ]),
     ]
-)
+}
