@@ -22,8 +22,8 @@ final class ListenSession: BackendClient, @unchecked Sendable {
     private let backend: Backend
     private let streams: StreamRegistry
     private var connection: BackendConnection?
-    private let output: AsyncThrowingStream<ListenResponse, any Error>
-    private let sink: AsyncThrowingStream<ListenResponse, any Error>.Continuation
+    private let output: AsyncThrowingStream<[ListenResponse], any Error>
+    private let sink: AsyncThrowingStream<[ListenResponse], any Error>.Continuation
 
     private final class Target {
         let id: Int32
@@ -57,6 +57,7 @@ final class ListenSession: BackendClient, @unchecked Sendable {
             return documents.contains(doc.key)
         }
     }
+    private var outbox: [ListenResponse] = []
     private var targets: [Int32: Target] = [:]
     private var byBackendId: [Int: Target] = [:]
     private var nextBackendId = 1
@@ -65,7 +66,7 @@ final class ListenSession: BackendClient, @unchecked Sendable {
     init(backend: Backend, streams: StreamRegistry) {
         self.backend = backend
         self.streams = streams
-        (output, sink) = AsyncThrowingStream.makeStream(of: ListenResponse.self, bufferingPolicy: .unbounded)
+        (output, sink) = AsyncThrowingStream.makeStream(of: [ListenResponse].self, bufferingPolicy: .unbounded)
     }
 
     func run(request: RPCAsyncSequence<Google_Firestore_V1_ListenRequest, any Error>, response: RPCWriter<ListenResponse>) async throws {
@@ -79,7 +80,7 @@ final class ListenSession: BackendClient, @unchecked Sendable {
         }
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { [output] in
-                for try await r in output { try await response.write(r) }
+                for try await batch in output { try await response.write(contentsOf: batch) }
             }
             group.addTask { [self] in
                 var database: String?
@@ -102,7 +103,16 @@ final class ListenSession: BackendClient, @unchecked Sendable {
 
     // MARK: requests (on queue)
 
-    private func send(_ r: ListenResponse) { sink.yield(r) }
+    /// What one request or one backend event produced goes out as one batch: one hand-off to
+    /// the stream's writer and one flush on the connection, not one per message (a commit's
+    /// changes and its NO_CHANGE travel together to each of many listeners).
+    private func send(_ r: ListenResponse) { outbox.append(r) }
+
+    private func flush() {
+        guard !outbox.isEmpty else { return }
+        sink.yield(outbox)
+        outbox.removeAll(keepingCapacity: true)
+    }
 
     private func targetChange(_ type: Google_Firestore_V1_TargetChange.TargetChangeType, _ ids: [Int32], cause: EmberError? = nil, version: Int64? = nil) {
         var tc = Google_Firestore_V1_TargetChange()
@@ -122,6 +132,7 @@ final class ListenSession: BackendClient, @unchecked Sendable {
     }
 
     private func handle(_ req: Google_Firestore_V1_ListenRequest) {
+        defer { flush() }
         guard let connection else { return }
         switch req.targetChange {
         case .addTarget(let t)?:
@@ -201,6 +212,7 @@ final class ListenSession: BackendClient, @unchecked Sendable {
     // MARK: backend events (on queue)
 
     func backend(_ connection: BackendConnection, didSend event: BackendEvent) {
+        defer { flush() }
         switch event {
         case .listenResult(let bid, let documents, _, let version):
             lastVersion = max(lastVersion, version)
