@@ -13,7 +13,7 @@ public enum BackendEvent: Sendable {
     case writeRejected(batchId: Int64, error: EmberError)
 }
 
-/// Responsible for: receiving a connection's events. Called on the queue given to `connect`.
+/// Responsible for: receiving a link's events. Called on the queue given to `connect` / `openLink`.
 public protocol BackendClient: AnyObject {
-    func backend(_ connection: BackendConnection, didSend event: BackendEvent)
+    func backend(_ link: any BackendLink, didSend event: BackendEvent)
 }

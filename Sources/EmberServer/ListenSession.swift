@@ -200,7 +200,7 @@ final class ListenSession: BackendClient, @unchecked Sendable {
 
     // MARK: backend events (on queue)
 
-    func backend(_ connection: BackendConnection, didSend event: BackendEvent) {
+    func backend(_ link: any BackendLink, didSend event: BackendEvent) {
         switch event {
         case .listenResult(let bid, let documents, _, let version):
             lastVersion = max(lastVersion, version)
