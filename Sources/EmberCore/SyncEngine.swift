@@ -144,6 +144,11 @@ final class SyncEngine: BackendClient {
                 unstoredAcknowledgements.append((version, docs, ack))
             }
             if let batchId = ack { completeBatch(batchId, error: nil) }
+        case .acknowledged(let batchId, let version, let results):
+            // A server acknowledges with write results, not documents: the batch's writes applied
+            // to the cached documents give them, then the acknowledgement goes as above.
+            let docs = local.committedDocuments(batchId: batchId, results: results)
+            backend(link, didSend: .commit(version: version, documents: docs, ack: batchId))
         case .writeRejected(let batchId, let error):
             refresh(local.removeBatch(batchId))
             emit()

@@ -222,7 +222,7 @@ final class ListenSession: BackendClient, @unchecked Sendable {
         case .commit(let version, let documents, _):
             lastVersion = max(lastVersion, version)
             applyCommit(version: version, documents: documents)
-        case .writeRejected:
+        case .writeRejected, .acknowledged:
             break
         }
     }
