@@ -53,6 +53,14 @@ let package = Package(
             .product(name: "SwiftProtobuf", package: "swift-protobuf"),
             .product(name: "Logging", package: "swift-log"),
         ]),
+        // A server as the core's backend (issue 12): a BackendLink over the Listen and Write
+        // streams and the unary calls. Beside the core: nothing in EmberCore imports it.
+        .target(name: "EmberRemote", dependencies: [
+            "EmberModel", "EmberStorage", "EmberBackend", "EmberFirestoreProto",
+            .product(name: "GRPCCore", package: "grpc-swift-2"),
+            .product(name: "GRPCNIOTransportHTTP2", package: "grpc-swift-nio-transport"),
+            .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+        ], swiftSettings: swift5),
         .executableTarget(name: "EmberCLI", dependencies: [
             "EmberServer",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -71,6 +79,9 @@ let package = Package(
         .testTarget(name: "EmberBackendTests", dependencies: ["EmberBackend"], swiftSettings: swift5),
         .testTarget(name: "EmberCoreTests", dependencies: ["EmberCore"], swiftSettings: swift5),
         .testTarget(name: "EmberTests", dependencies: ["Ember"], swiftSettings: swift5),
+        .testTarget(name: "EmberRemoteTests", dependencies: [
+            "EmberRemote", "EmberServer", "EmberCore", "EmberModel", "EmberStorage", "EmberBackend",
+        ], swiftSettings: swift5),
         .testTarget(name: "EmberServerTests", dependencies: [
             "EmberServer", "EmberFirestoreProto", "EmberModel",
             .product(name: "GRPCCore", package: "grpc-swift-2"),
