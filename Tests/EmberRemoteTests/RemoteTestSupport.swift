@@ -13,11 +13,12 @@ final class TestServer: @unchecked Sendable {
     let port: Int
     private let serving: Task<Void, Error>
 
-    init() throws {
-        let server = try EmberServer(configuration: .init(host: "127.0.0.1", port: 0))
+    /// `port` 0 picks a free port; `path` keeps the data in that SQLite file (for a restart).
+    init(port: Int = 0, path: String? = nil) throws {
+        let server = try EmberServer(configuration: .init(host: "127.0.0.1", port: port, path: path))
         self.server = server
         serving = Task { try await server.run() }
-        port = try blocking { try await server.listeningPort }
+        self.port = try blocking { try await server.listeningPort }
     }
 
     /// A client whose documents sync with this server (its tree stays in its own local backend).
