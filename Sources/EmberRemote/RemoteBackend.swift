@@ -18,6 +18,8 @@ public final class RemoteBackend: BackendEndpoint, @unchecked Sendable {
     public let host: String
     public let port: Int
     let codec: RemoteCodec
+    /// What the links opened on this backend received (for tests and benchmarks).
+    public let stats = RemoteStats()
     private let grpc: GRPCClient<HTTP2ClientTransport.Posix>
     let firestore: FirestoreClient
 

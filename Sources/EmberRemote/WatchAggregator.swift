@@ -54,6 +54,9 @@ final class WatchAggregator {
     private(set) var relisten: [Int32] = []
     private(set) var rejected: [(Int32, EmberError)] = []
 
+    /// Documents the server sent (DocumentChange messages), for the resume figures.
+    private(set) var documentsReceived = 0
+
     let codec: RemoteCodec
     init(codec: RemoteCodec) { self.codec = codec }
 
@@ -63,9 +66,15 @@ final class WatchAggregator {
 
     func remove(_ id: Int32) { targets[id] = nil }
 
-    /// The stream restarted: every target starts again (its keys become known keys to resolve).
+    /// The stream restarted. A delivered target with a resume token is resumed: it stays
+    /// delivered with the keys it holds, and what the server sends for it (the documents changed
+    /// since the token, then an existence filter with its size) arrives as ordinary changes; a
+    /// count that differs (a delete missed while away) restarts it from scratch. Any other target
+    /// starts again (its keys become known keys to resolve).
     func resetAll() {
-        for t in targets.values { t.reset() }
+        for t in targets.values {
+            if t.delivered && t.resumeToken != nil { t.current = false } else { t.reset() }
+        }
         changed = [:]
         changedOrder = []
         refetch = []
@@ -82,6 +91,7 @@ final class WatchAggregator {
         case .targetChange(let tc)?:
             return try targetChange(tc)
         case .documentChange(let dc)?:
+            documentsReceived += 1
             let doc = try codec.document(dc.document)
             var forDelivered = false
             for id in dc.targetIds {
@@ -103,8 +113,8 @@ final class WatchAggregator {
             if left(key, dr.removedTargetIds) { refetch.insert(key) }
         case .filter(let f)?:
             // A count that differs from the documents held means a removal was missed (a resume
-            // after a delete): the target starts again from scratch. (Targets are not resumed with
-            // a token yet, so before CURRENT the documents held are those received.)
+            // after a delete): the target starts again from scratch. (A target not delivered was
+            // added without a token: the documents it holds are those received.)
             if let t = targets[f.targetID], Int(f.count) != (t.delivered ? t.keys.count : t.initial.count) {
                 t.reset()
                 t.resumeToken = nil

@@ -14,8 +14,9 @@ typealias ListenRequest = Google_Firestore_V1_ListenRequest
 /// then each newly current target's `.listenResult`. A snapshot whose targets held documents not
 /// in their result, or whose documents left a target without their new state, waits for one
 /// BatchGetDocuments of those keys (later snapshots wait behind it). When the stream fails it is
-/// opened again after a backoff and every target is added again from scratch. State lives on the
-/// link's queue.
+/// opened again after a backoff: a target already delivered is resumed with its last resume token
+/// (the server sends only what changed since), any other is added again from scratch. State lives
+/// on the link's queue.
 ///
 ///     watch.add(1, query: q, knownKeys: [])      // -> .listenResult, then .commit events
 final class WatchStream: @unchecked Sendable {
@@ -24,6 +25,7 @@ final class WatchStream: @unchecked Sendable {
     private let calls: RemoteCalls
     private let codec: RemoteCodec
     private let deliver: (BackendEvent) -> Void
+    private let stats: RemoteStats
     let aggregator: WatchAggregator
 
     private var sink: AsyncStream<ListenRequest>.Continuation?
@@ -40,8 +42,10 @@ final class WatchStream: @unchecked Sendable {
     }
     private var outbox: [Outgoing] = []
 
-    init(queue: DispatchQueue, client: FirestoreClient, calls: RemoteCalls, codec: RemoteCodec, deliver: @escaping (BackendEvent) -> Void) {
+    init(queue: DispatchQueue, client: FirestoreClient, calls: RemoteCalls, codec: RemoteCodec, stats: RemoteStats,
+         deliver: @escaping (BackendEvent) -> Void) {
         self.queue = queue
+        self.stats = stats
         self.client = client
         self.calls = calls
         self.codec = codec
@@ -76,6 +80,7 @@ final class WatchStream: @unchecked Sendable {
         let t = aggregator.targets[id]!
         var target = Google_Firestore_V1_Target()
         target.targetID = id
+        if t.delivered, let token = t.resumeToken { target.resumeToken = token }
         if let key = t.query.documentKey {
             target.documents.documents = [codec.name(of: key)]
         } else {
@@ -121,6 +126,8 @@ final class WatchStream: @unchecked Sendable {
     private func received(_ r: ListenResponse, _ gen: Int) {
         guard gen == generation, !closed else { return }
         backoff.reset()
+        let before = aggregator.documentsReceived
+        defer { stats.addDocumentsReceived(aggregator.documentsReceived - before) }
         do {
             if let s = try aggregator.handle(r) { enqueue(s) }
         } catch {

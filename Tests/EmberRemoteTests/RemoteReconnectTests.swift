@@ -6,8 +6,8 @@ import EmberStorage
 import XCTest
 
 /// A server that goes away and comes back (same port, same file): the Listen stream is opened
-/// again and its targets listened to from scratch, the writes made meanwhile are sent again on a
-/// new Write stream and acknowledged.
+/// again and its target resumed with its token (nothing unchanged is sent again), the writes made
+/// meanwhile are sent again on a new Write stream and acknowledged.
 final class RemoteReconnectTests: XCTestCase {
     func testListenersAndQueuedWritesResumeWhenTheServerComesBack() throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("ember-remote-\(UUID().uuidString)")
@@ -25,6 +25,7 @@ final class RemoteReconnectTests: XCTestCase {
         defer { token.remove() }
         events.wait { s in s.last.map { !$0.isFromCache && $0.documents.count == 1 } ?? false }
 
+        let sentBefore = remote.stats.documentsReceived
         server.stop()
         // Written while the server is away: shown at once, pending.
         let acked = DispatchSemaphore(value: 0)
@@ -44,5 +45,7 @@ final class RemoteReconnectTests: XCTestCase {
         XCTAssertEqual(try b.getDocuments(collection("c"), source: .server).documents.map { $0.key.id }, ["before", "during"])
         XCTAssertNil(try written(b, [setM("c/after", ["n": .int(3)])]))
         events.wait { s in s.last?.documents.map { $0.key.id } == ["after", "before", "during"] }
+        // The target was resumed with its token: "before" was not sent again, only the two new ones.
+        XCTAssertEqual(remote.stats.documentsReceived - sentBefore, 2)
     }
 }

@@ -1,4 +1,5 @@
 import EmberFirestoreProto
+import Foundation
 import EmberModel
 @testable import EmberRemote
 import XCTest
@@ -102,6 +103,29 @@ final class WatchAggregatorTests: XCTestCase {
 
         _ = try feed(change(.reset, [1]))
         XCTAssertEqual(agg.targets[1]?.current, false)
+    }
+
+    func testAStreamRestartResumesADeliveredTargetWithAToken() throws {
+        agg.add(1, query: collection("c"), knownKeys: [])
+        agg.add(2, query: collection("d"), knownKeys: [])
+        var current = change(.current, [1])
+        current.targetChange.resumeToken = Data([0, 0, 0, 0, 0, 0, 0, 7])
+        _ = try feed(docChange("c/a", n: 1, updated: 1, in: [1]), current, change(.noChange, readTime: 7))
+        agg.resetAll()
+        XCTAssertEqual(agg.targets[1]?.delivered, true, "resumed: still delivered, with its keys")
+        XCTAssertEqual(agg.targets[1]?.current, false)
+        XCTAssertEqual(agg.targets[1]?.keys, [key("c/a")])
+        XCTAssertEqual(agg.targets[2]?.delivered, false, "never current, no token: from scratch")
+        // The server sends what changed since the token, the filter, CURRENT: plain changes.
+        var f = Google_Firestore_V1_ExistenceFilter()
+        f.targetID = 1
+        f.count = 2
+        var filter = ListenResponse()
+        filter.filter = f
+        let s = try XCTUnwrap(try feed(docChange("c/b", n: 2, updated: 8, in: [1]), filter, change(.current, [1]), change(.noChange, readTime: 8)))
+        XCTAssertTrue(agg.takeRelisten().isEmpty, "2 documents held, 2 counted")
+        XCTAssertEqual(s.changed.map { $0.key.id }, ["b"])
+        XCTAssertTrue(s.results.isEmpty)
     }
 
     func testARemoveWithACauseEndsTheTarget() throws {
