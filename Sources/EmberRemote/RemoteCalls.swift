@@ -32,7 +32,7 @@ struct RemoteCalls: Sendable {
         req.documents = keys.map(codec.name(of:))
         let codec = self.codec
         let (found, missing, version): ([DocumentKey: Document], [DocumentKey: Int64], Int64) =
-            try await client.batchGetDocuments(req, options: options) { response in
+            try await client.batchGetDocuments(req, metadata: codec.metadata, options: options) { response in
                 var found: [DocumentKey: Document] = [:]
                 var missing: [DocumentKey: Int64] = [:]
                 var version: Int64 = 0
@@ -62,7 +62,7 @@ struct RemoteCalls: Sendable {
         req.parent = wq.parent
         req.structuredQuery = wq.structured
         let codec = self.codec
-        let (docs, version): ([Document], Int64) = try await client.runQuery(req, options: options) { response in
+        let (docs, version): ([Document], Int64) = try await client.runQuery(req, metadata: codec.metadata, options: options) { response in
             var docs: [Document] = []
             var version: Int64 = 0
             for try await r in response.messages {
@@ -87,7 +87,7 @@ struct RemoteCalls: Sendable {
         var req = Google_Firestore_V1_RunAggregationQueryRequest()
         req.parent = wq.parent
         req.structuredAggregationQuery = agg
-        return try await client.runAggregationQuery(req, options: options) { response in
+        return try await client.runAggregationQuery(req, metadata: codec.metadata, options: options) { response in
             var n: Int64 = 0
             for try await r in response.messages {
                 if let v = r.result.aggregateFields["count"], case .integerValue(let i)? = v.valueType { n = i }
@@ -103,18 +103,21 @@ struct RemoteCalls: Sendable {
         var req = Google_Firestore_V1_CommitRequest()
         req.database = codec.database
         req.writes = mutations.map(writes.write)
-        let r = try await client.commit(req, options: options)
+        let r = try await client.commit(req, metadata: codec.metadata, options: options)
         return RemoteCodec.micros(r.commitTime)
     }
 
-    /// The ids of the collections under `parent` holding a document, every page.
+    /// The ids of the collections under `parent` holding a document, every page. (Listing is an
+    /// admin operation: the emulator wants its owner token, which `ember serve` ignores.)
     func collectionIds(under parent: ResourcePath) async throws -> [String] {
+        var metadata = codec.metadata
+        metadata.addString("Bearer owner", forKey: "authorization")
         var ids: [String] = []
         var req = Google_Firestore_V1_ListCollectionIdsRequest()
         req.parent = codec.name(of: parent)
         req.pageSize = 1000
         while true {
-            let r = try await client.listCollectionIds(req, options: options)
+            let r = try await client.listCollectionIds(req, metadata: metadata, options: options)
             ids += r.collectionIds
             if r.nextPageToken.isEmpty { return ids }
             req.pageToken = r.nextPageToken

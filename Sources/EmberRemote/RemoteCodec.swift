@@ -1,6 +1,7 @@
 import EmberFirestoreProto
 import EmberModel
 import Foundation
+import GRPCCore
 import SwiftProtobuf
 
 typealias WireValue = Google_Firestore_V1_Value
@@ -23,6 +24,15 @@ struct RemoteCodec: Sendable {
     var database: String { "projects/\(project)/databases/\(databaseId)" }
     /// `projects/P/databases/D/documents`, the parent of root collections.
     var documentsRoot: String { database + "/documents" }
+
+    /// The headers the Firebase SDKs send with every call naming the database (the emulator finds
+    /// the database of a stream by them: "could not infer db from headers" otherwise).
+    var metadata: Metadata {
+        var m = Metadata()
+        m.addString(database, forKey: "google-cloud-resource-prefix")
+        m.addString("database=" + database, forKey: "x-goog-request-params")
+        return m
+    }
 
     // MARK: names
 

@@ -105,12 +105,13 @@ final class WatchStream: @unchecked Sendable {
         for id in aggregator.targets.keys.sorted() { sink.yield(addRequest(id)) }
         let client = self.client
         let queue = self.queue
+        let codec = self.codec
         Task { [self] in
             let failure: Error?
             do {
                 var options = CallOptions.defaults
                 options.waitForReady = false
-                try await client.listen(options: options, requestProducer: { w in
+                try await client.listen(metadata: codec.metadata, options: options, requestProducer: { w in
                     for await r in requests { try await w.write(r) }
                 }, onResponse: { response in
                     for try await m in response.messages { queue.async { self.received(m, gen) } }

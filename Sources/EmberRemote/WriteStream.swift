@@ -70,12 +70,13 @@ final class WriteStream: @unchecked Sendable {
         sink.yield(hello)
         let client = self.client
         let queue = self.queue
+        let codec = self.codec
         Task { [self] in
             let failure: Error?
             do {
                 var options = CallOptions.defaults
                 options.waitForReady = false
-                try await client.write(options: options, requestProducer: { w in
+                try await client.write(metadata: codec.metadata, options: options, requestProducer: { w in
                     for await r in requests { try await w.write(r) }
                 }, onResponse: { response in
                     for try await m in response.messages { queue.async { self.received(m, gen) } }

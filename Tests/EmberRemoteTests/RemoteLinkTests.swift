@@ -104,7 +104,9 @@ final class RemoteLinkTests: XCTestCase {
         // One batch: a set that would succeed and an update of a missing document that cannot.
         let error = try written(a, [setM("c/x", ["v": .int(1)]), updateM("c/none", ["v": .int(2)])])
         XCTAssertEqual(error?.code, .notFound)
-        XCTAssertEqual(error?.message.hasPrefix("No document to update: projects/demo-ember/databases/(default)/documents/c/none"), true, "\(String(describing: error))")
+        if server.server != nil {   // the emulator words it its own way ("no entity to update")
+            XCTAssertEqual(error?.message.hasPrefix("No document to update: \(server.documentsRoot)/c/none"), true, "\(String(describing: error))")
+        }
         events.wait { s in s.last?.documents.isEmpty == true && s.last?.hasPendingWrites == false }
         let ids = events.snapshots.map { $0.documents.map { $0.key.id } }
         XCTAssertTrue(ids.contains(["x"]), "the set was shown locally first: \(events.snapshots.map(describe))")

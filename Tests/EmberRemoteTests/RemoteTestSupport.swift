@@ -8,29 +8,46 @@ import Foundation
 import XCTest
 
 /// An in-process `ember serve` (in memory) on a free loopback port, for the length of a test.
+/// With `EMBER_REMOTE_TEST_PORT` set (a Firestore emulator already running on 127.0.0.1 there),
+/// the tests that need no restart use it instead, each in a project of its own.
 final class TestServer: @unchecked Sendable {
-    let server: EmberServer
+    let server: EmberServer?
     let port: Int
-    private let serving: Task<Void, Error>
+    /// The project the clients use (one per test against an external server: a clean database).
+    let project: String
+    private let serving: Task<Void, Error>?
+
+    static var externalPort: Int? { ProcessInfo.processInfo.environment["EMBER_REMOTE_TEST_PORT"].flatMap { Int($0) } }
 
     /// `port` 0 picks a free port; `path` keeps the data in that SQLite file (for a restart).
     init(port: Int = 0, path: String? = nil) throws {
+        if let external = TestServer.externalPort, port == 0, path == nil {
+            server = nil
+            serving = nil
+            self.port = external
+            project = "demo-ember-" + UUID().uuidString.prefix(8).lowercased()
+            return
+        }
         let server = try EmberServer(configuration: .init(host: "127.0.0.1", port: port, path: path))
         self.server = server
         serving = Task { try await server.run() }
+        project = "demo-ember"
         self.port = try blocking { try await server.listeningPort }
     }
 
+    /// `projects/P/databases/(default)/documents` of the clients' database.
+    var documentsRoot: String { "projects/\(project)/databases/(default)/documents" }
+
     /// A client whose documents sync with this server (its tree stays in its own local backend).
     func client() throws -> (EmberClient, RemoteBackend) {
-        let remote = try RemoteBackend(host: "127.0.0.1", port: port)
+        let remote = try RemoteBackend(host: "127.0.0.1", port: port, project: project)
         let local = MemoryPersistence()
         return (EmberClient(persistence: local, backend: Backend(persistence: MemoryPersistence()), documents: remote), remote)
     }
 
     func stop() {
+        guard let server, let serving else { return }
         server.shutDown()
-        let serving = self.serving
         _ = try? blocking { try await serving.value }
     }
 }
