@@ -71,6 +71,14 @@ var serverTargets: [Target] {
             .product(name: "SwiftProtobuf", package: "swift-protobuf"),
             .product(name: "Logging", package: "swift-log"),
         ]),
+        // A server as the core's backend (issue 12): a BackendLink over the Listen and Write
+        // streams and the unary calls. Beside the core: nothing in EmberCore imports it.
+        .target(name: "EmberRemote", dependencies: [
+            "EmberModel", "EmberStorage", "EmberBackend", "EmberFirestoreProto",
+            .product(name: "GRPCCore", package: "grpc-swift-2"),
+            .product(name: "GRPCNIOTransportHTTP2", package: "grpc-swift-nio-transport"),
+            .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+        ], swiftSettings: swift5),
         .executableTarget(name: "EmberCLI", dependencies: [
             "EmberServer",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -81,6 +89,9 @@ var serverTargets: [Target] {
             .product(name: "GRPCCore", package: "grpc-swift-2"),
             .product(name: "GRPCNIOTransportHTTP2", package: "grpc-swift-nio-transport"),
         ], path: "bench/server-swift"),
+        .testTarget(name: "EmberRemoteTests", dependencies: [
+            "EmberRemote", "EmberServer", "EmberCore", "EmberModel", "EmberStorage", "EmberBackend",
+        ], swiftSettings: swift5),
         .testTarget(name: "EmberServerTests", dependencies: [
             "EmberServer", "EmberFirestoreProto", "EmberModel",
             .product(name: "GRPCCore", package: "grpc-swift-2"),

@@ -9,11 +9,15 @@ public enum BackendEvent: Sendable {
     /// A commit at `version` changed these documents (tombstones for deletes), restricted to what
     /// this client watches or wrote; `ack` is set when the commit was one of its queued batches.
     case commit(version: Int64, documents: [Document], ack: Int64?)
+    /// A queued batch was committed at `version`, acknowledged with the result of each of its
+    /// writes (in order) instead of the documents: a server's Write stream. The client applies the
+    /// writes to its cached documents with these results (`Mutation.applyCommitted`).
+    case acknowledged(batchId: Int64, version: Int64, results: [MutationResult])
     /// A queued batch was refused; nothing of it was applied.
     case writeRejected(batchId: Int64, error: EmberError)
 }
 
-/// Responsible for: receiving a connection's events. Called on the queue given to `connect`.
+/// Responsible for: receiving a link's events. Called on the queue given to `connect` / `openLink`.
 public protocol BackendClient: AnyObject {
-    func backend(_ connection: BackendConnection, didSend event: BackendEvent)
+    func backend(_ link: any BackendLink, didSend event: BackendEvent)
 }

@@ -36,14 +36,16 @@ public final class EmberClient: @unchecked Sendable {
     }
 
     /// A client of `backend` (several clients may share one backend) caching in `persistence`.
-    public init(persistence: Persistence, backend: Backend, gc: GarbageCollectionSettings = GarbageCollectionSettings(),
-                networkEnabled: Bool = true) {
+    /// Documents sync with `documents` when given (a server), else with `backend`; the
+    /// Realtime-Database tree always syncs with `backend`.
+    public init(persistence: Persistence, backend: Backend, documents: BackendEndpoint? = nil,
+                gc: GarbageCollectionSettings = GarbageCollectionSettings(), networkEnabled: Bool = true) {
         self.persistence = persistence
         self.backend = backend
         self.engine = SyncEngine(worker: worker, events: events, persistence: persistence, gc: gc)
         self.treeEngine = TreeEngine(worker: worker, events: events, persistence: persistence)
         worker.sync {
-            engine.start(backend: backend, networkEnabled: networkEnabled)
+            engine.start(backend: documents ?? backend, networkEnabled: networkEnabled)
             treeEngine.start(backend: backend, networkEnabled: networkEnabled)
         }
     }
@@ -162,10 +164,18 @@ public final class EmberClient: @unchecked Sendable {
         if !parent.segments.isEmpty && parent.segments.count % 2 != 0 {
             throw EmberError.invalidArgument("Collections are listed under a document or the root, not under the collection '\(parent.canonical)'.")
         }
-        return try onWorker {
-            var ids = engine.networkEnabled ? backend.collectionIds(under: parent) : engine.local.remote.collectionIds(under: parent)
-            ids.formUnion(engine.local.pendingCollectionIds(under: parent))
-            return ids.sorted { compareUTF8($0, $1) < 0 }
+        return try wait(30) { done in
+            try onWorker {
+                let pending = engine.local.pendingCollectionIds(under: parent)
+                func answer(_ ids: Set<String>) { done(.success(ids.union(pending).sorted { compareUTF8($0, $1) < 0 })) }
+                guard engine.networkEnabled else { return answer(engine.local.remote.collectionIds(under: parent)) }
+                engine.connection.fetchCollectionIds(under: parent) { r in
+                    switch r {
+                    case .success(let ids): answer(Set(ids))
+                    case .failure(let e): done(.failure(e))
+                    }
+                }
+            }
         }
     }
 

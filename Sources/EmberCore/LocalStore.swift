@@ -184,6 +184,28 @@ final class LocalStore {
         return keys
     }
 
+    /// The documents batch `batchId` committed, for a backend that acknowledged it with write
+    /// results only (a server): each write applied in order to the cached document with its result
+    /// (Firebase's `applyToRemoteDocument`). Left out: keys whose committed state cannot be known
+    /// here (a patch of a document not cached), and keys the cache already holds at the write's
+    /// version or later (the listen stream brought them first: they are the backend's own).
+    func committedDocuments(batchId: Int64, results: [MutationResult]) -> [Document] {
+        guard let pb = pending[batchId] else { return [] }
+        var state: [DocumentKey: Document?] = [:]
+        var resultVersion: [DocumentKey: Int64] = [:]
+        for (i, m) in pb.batch.mutations.enumerated() where i < results.count {
+            if case .verify = m.kind { continue }
+            let base: Document? = state[m.key] ?? remote.get(m.key)
+            state[m.key] = .some(m.applyCommitted(to: base, result: results[i]))
+            resultVersion[m.key] = results[i].version
+        }
+        return pb.keys.compactMap { key in
+            guard let doc = state[key] ?? nil else { return nil }
+            if let cached = remote.get(key), cached.version >= resultVersion[key]! { return nil }
+            return doc
+        }
+    }
+
     /// Drops batch `batchId` from memory (the queue in storage is the caller's). Returns the keys
     /// whose local view may change.
     private func forgetBatch(_ batchId: Int64) -> [DocumentKey] {

@@ -17,7 +17,8 @@ final class SyncEngine: BackendClient {
     let worker: DispatchQueue
     let events: EventThread
     let local: LocalStore
-    private(set) var connection: BackendConnection!
+    /// The link to the backend (in-process or a server): the engine knows it only by its protocol.
+    private(set) var connection: (any BackendLink)!
     private(set) var networkEnabled = true
     private var onlineState: OnlineState = .online
 
@@ -55,12 +56,12 @@ final class SyncEngine: BackendClient {
     }
 
     /// Connects to the backend and sends writes left pending from before. Worker only.
-    func start(backend: Backend, networkEnabled: Bool = true) {
+    func start(backend: BackendEndpoint, networkEnabled: Bool = true) {
         if !networkEnabled {
             self.networkEnabled = false
             onlineState = .offline
         }
-        connection = backend.connect(client: self, queue: worker, clientPersistence: local.persistence)
+        connection = backend.openLink(client: self, queue: worker, clientPersistence: local.persistence)
         sendPendingWrites()
         schedulePeriodicCollection(after: gc.initialDelay)
     }
@@ -118,7 +119,7 @@ final class SyncEngine: BackendClient {
 
     // MARK: backend messages
 
-    func backend(_ connection: BackendConnection, didSend event: BackendEvent) {
+    func backend(_ link: any BackendLink, didSend event: BackendEvent) {
         guard !closed else { return }
         switch event {
         case .listenResult(let targetId, let docs, let resolved, let version):
@@ -143,6 +144,11 @@ final class SyncEngine: BackendClient {
                 unstoredAcknowledgements.append((version, docs, ack))
             }
             if let batchId = ack { completeBatch(batchId, error: nil) }
+        case .acknowledged(let batchId, let version, let results):
+            // A server acknowledges with write results, not documents: the batch's writes applied
+            // to the cached documents give them, then the acknowledgement goes as above.
+            let docs = local.committedDocuments(batchId: batchId, results: results)
+            backend(link, didSend: .commit(version: version, documents: docs, ack: batchId))
         case .writeRejected(let batchId, let error):
             refresh(local.removeBatch(batchId))
             emit()
@@ -323,8 +329,13 @@ final class SyncEngine: BackendClient {
             }
             return completion(.success(DocumentRead(key: key, document: doc.exists ? doc : nil, fromCache: true)))
         }
-        connection.lookup([key]) { [self] docs, _ in
-            refresh(local.applyRemote(docs))
+        connection.fetchDocuments([key]) { [self] result in
+            let fetched: FetchedDocuments
+            switch result {
+            case .success(let f): fetched = f
+            case .failure(let e): return completion(.failure(e))
+            }
+            refresh(local.applyRemote(fetched.documents))
             emit()
             let doc = local.localDocument(key)
             completion(.success(DocumentRead(key: key, document: doc?.exists == true ? doc : nil, fromCache: false)))
@@ -342,7 +353,13 @@ final class SyncEngine: BackendClient {
         view.reset(local.execute(query))
         if !online { return completion(.success(view.takeSnapshot(fromCache: true)!)) }
         let known = view.matchedKeys
-        connection.runQuery(query, knownKeys: known) { [self] docs, resolved, version in
+        connection.fetchQuery(query, knownKeys: known) { [self] result in
+            let fetched: FetchedQuery
+            switch result {
+            case .success(let f): fetched = f
+            case .failure(let e): return completion(.failure(e))
+            }
+            let (docs, resolved, version) = (fetched.documents, fetched.resolved, fetched.readVersion)
             refresh(local.applyRemote(docs + resolved))
             emit()
             // Only the documents the backend sent and those with local writes can have changed
@@ -359,7 +376,7 @@ final class SyncEngine: BackendClient {
         guard networkEnabled else {
             return completion(.failure(EmberError(.unavailable, "Failed to count: aggregate queries need the backend and the client is offline.")))
         }
-        connection.count(query) { completion(.success($0)) }
+        connection.fetchCount(query, completion: completion)
     }
 
     // MARK: shutdown

@@ -27,7 +27,7 @@ public final class TransactionContext {
             throw EmberError.invalidArgument("Firestore transactions require all reads to be executed before all writes.")
         }
         let doc: Document = try client.wait(30) { done in
-            client.engine.connection.lookup([key]) { docs, _ in done(.success(docs[0])) }
+            client.engine.connection.fetchDocuments([key]) { r in done(r.map { $0.documents[0] }) }
         }
         let version = doc.exists ? doc.updateTime : 0
         if let earlier = readVersions[key], earlier != version {

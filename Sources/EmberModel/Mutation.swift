@@ -81,7 +81,7 @@ public struct Mutation: Sendable {
         }
     }
 
-    private func preconditionHolds(_ doc: Document?) -> Bool {
+    func preconditionHolds(_ doc: Document?) -> Bool {
         switch precondition {
         case .none: return true
         case .exists(let e): return (doc?.exists == true) == e

@@ -17,7 +17,7 @@ final class BackendDoor: BackendClient, @unchecked Sendable {
     }
 
     /// Unary calls watch nothing: no event is expected.
-    func backend(_ connection: BackendConnection, didSend event: BackendEvent) {}
+    func backend(_ link: any BackendLink, didSend event: BackendEvent) {}
 
     func lookup(_ keys: [DocumentKey]) async -> (documents: [Document], version: Int64) {
         await withCheckedContinuation { c in connection.lookup(keys) { c.resume(returning: ($0.0, $0.1)) } }

@@ -211,7 +211,7 @@ final class ListenSession: BackendClient, @unchecked Sendable {
 
     // MARK: backend events (on queue)
 
-    func backend(_ connection: BackendConnection, didSend event: BackendEvent) {
+    func backend(_ link: any BackendLink, didSend event: BackendEvent) {
         defer { flush() }
         switch event {
         case .listenResult(let bid, let documents, _, let version):
@@ -234,7 +234,7 @@ final class ListenSession: BackendClient, @unchecked Sendable {
         case .commit(let version, let documents, _):
             lastVersion = max(lastVersion, version)
             applyCommit(version: version, documents: documents)
-        case .writeRejected:
+        case .writeRejected, .acknowledged:
             break
         }
     }

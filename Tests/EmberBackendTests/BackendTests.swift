@@ -34,7 +34,7 @@ private final class TestClient: BackendClient, @unchecked Sendable {
         queue.setSpecific(key: marker, value: 1)
     }
 
-    func backend(_ connection: BackendConnection, didSend event: BackendEvent) {
+    func backend(_ link: any BackendLink, didSend event: BackendEvent) {
         let mine = DispatchQueue.getSpecific(key: marker) == 1
         lock.withLock { received.append(event); onQueue.append(mine) }
         sem.signal()

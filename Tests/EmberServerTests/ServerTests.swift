@@ -321,6 +321,29 @@ final class ServerTests: XCTestCase {
         try await serving.value
     }
 
+    /// An idle Write stream (handshake done, no batch pending: what a client keeps open) ends with
+    /// UNAVAILABLE at shutdown instead of holding the graceful shutdown open.
+    func testShutdownEndsAnIdleWriteStreamWithUnavailable() async throws {
+        let server = try EmberServer(configuration: .init(host: "127.0.0.1", port: 0))
+        let serving = Task { try await server.run() }
+        let port = try await server.listeningPort
+        let outcome: RPCError.Code? = try await withGRPCClient(transport: .http2NIOPosix(target: .ipv4(address: "127.0.0.1", port: port), transportSecurity: .plaintext)) { client in
+            let fs = FirestoreClient(wrapping: client)
+            let (requests, sink) = AsyncStream.makeStream(of: Google_Firestore_V1_WriteRequest.self)
+            var hello = Google_Firestore_V1_WriteRequest()
+            hello.database = ServerTests.database
+            sink.yield(hello)
+            defer { sink.finish() }
+            return await ServerTests.code {
+                try await fs.write(requestProducer: { w in for await r in requests { try await w.write(r) } }, onResponse: { response in
+                    for try await _ in response.messages { server.shutDown() }
+                })
+            }
+        }
+        XCTAssertEqual(outcome, .unavailable)
+        try await serving.value
+    }
+
     func testAReadAtAPastReadTimeIsRefused() async throws {
         try await withServer { fs, _ in
             let first = try await ServerTests.commit(fs, [ServerTests.set("c/a", ["v": ServerTests.value(1)])])

@@ -1,0 +1,31 @@
+import Dispatch
+import EmberModel
+import EmberStorage
+
+/// Responsible for: the in-process backend behind the core's `BackendLink` boundary: a
+/// `BackendConnection` is a link whose reads never fail, and a `Backend` opens them.
+extension BackendConnection: BackendLink {
+    public func fetchDocuments(_ keys: [DocumentKey], completion: @escaping (Result<FetchedDocuments, EmberError>) -> Void) {
+        lookup(keys) { docs, version in completion(.success(FetchedDocuments(documents: docs, readVersion: version))) }
+    }
+
+    public func fetchQuery(_ query: Query, knownKeys: [DocumentKey], completion: @escaping (Result<FetchedQuery, EmberError>) -> Void) {
+        runQuery(query, knownKeys: knownKeys) { docs, resolved, version in
+            completion(.success(FetchedQuery(documents: docs, resolved: resolved, readVersion: version)))
+        }
+    }
+
+    public func fetchCount(_ query: Query, completion: @escaping (Result<Int, EmberError>) -> Void) {
+        count(query) { completion(.success($0)) }
+    }
+
+    public func fetchCollectionIds(under parent: ResourcePath, completion: @escaping (Result<[String], EmberError>) -> Void) {
+        collectionIds(under: parent) { completion(.success($0)) }
+    }
+}
+
+extension Backend: BackendEndpoint {
+    public func openLink(client: BackendClient, queue: DispatchQueue, clientPersistence: Persistence?) -> any BackendLink {
+        connect(client: client, queue: queue, clientPersistence: clientPersistence)
+    }
+}

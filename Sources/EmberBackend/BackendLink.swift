@@ -1,0 +1,67 @@
+import Dispatch
+import EmberModel
+import EmberStorage
+
+/// Responsible for: what a client's core needs from the backend it syncs with, whatever that
+/// backend is (the in-process `Backend` through a `BackendConnection`, or a server through a
+/// remote link). Everything is asynchronous: messages the backend sends (listen results, changes,
+/// acknowledgements, rejections) arrive as `BackendEvent`s, and replies to the one-shot reads as
+/// completions, in order, on the queue the link was opened with. A read that cannot be answered
+/// (a server out of reach) completes with an error; the in-process backend never fails one.
+///
+///     let link = endpoint.openLink(client: engine, queue: worker, clientPersistence: cache)
+///     link.listen(targetId: 1, query: q, knownKeys: [])   // -> .listenResult, then .commit events
+///     link.commit(batch)                                  // -> .commit(ack:) / .acknowledged / .writeRejected
+public protocol BackendLink: AnyObject {
+    /// Sends a queued batch; its outcome arrives as an acknowledgement (`.commit` with `ack`, or
+    /// `.acknowledged`) or `.writeRejected`, batches in the order they were sent.
+    func commit(_ batch: MutationBatch)
+    /// Commits a transaction's writes (with their preconditions) outside the write queue; the
+    /// commit version or the error that refused it.
+    func commitTransaction(_ mutations: [Mutation], completion: @escaping (Result<Int64, EmberError>) -> Void)
+    /// Starts watching `query` as `targetId` (`knownKeys`: the documents the client's view holds,
+    /// whose current state the result must settle); `.listenResult` follows, then `.commit` events.
+    func listen(targetId: Int, query: Query, knownKeys: [DocumentKey])
+    func unlisten(targetId: Int)
+    /// The current states of `keys` (tombstones for missing ones), in order, and the read version.
+    func fetchDocuments(_ keys: [DocumentKey], completion: @escaping (Result<FetchedDocuments, EmberError>) -> Void)
+    /// A query's result once (limit applied), plus the current state of each known key not in it.
+    func fetchQuery(_ query: Query, knownKeys: [DocumentKey], completion: @escaping (Result<FetchedQuery, EmberError>) -> Void)
+    /// The number of documents in the query's result (limit applied).
+    func fetchCount(_ query: Query, completion: @escaping (Result<Int, EmberError>) -> Void)
+    /// The ids of the collections directly under `parent` (a document path, or the root) holding a document.
+    func fetchCollectionIds(under parent: ResourcePath, completion: @escaping (Result<[String], EmberError>) -> Void)
+    /// Stops every target; nothing reaches the client after it.
+    func disconnect()
+}
+
+/// Responsible for: opening links to one backend (the in-process `Backend`, a server's address).
+public protocol BackendEndpoint: AnyObject {
+    /// A link whose events and replies are delivered to `client` on `queue`. `clientPersistence`
+    /// is the client's store (the in-process backend uses it to recognise a client caching in its
+    /// own durable file).
+    func openLink(client: BackendClient, queue: DispatchQueue, clientPersistence: Persistence?) -> any BackendLink
+}
+
+/// Responsible for: the answer to `fetchDocuments`: one state per key asked, and the read version.
+public struct FetchedDocuments: Sendable {
+    public let documents: [Document]
+    public let readVersion: Int64
+    public init(documents: [Document], readVersion: Int64) {
+        self.documents = documents
+        self.readVersion = readVersion
+    }
+}
+
+/// Responsible for: the answer to `fetchQuery`: the result, the current state of known keys not in
+/// it (documents that left the result or no longer exist), and the read version.
+public struct FetchedQuery: Sendable {
+    public let documents: [Document]
+    public let resolved: [Document]
+    public let readVersion: Int64
+    public init(documents: [Document], resolved: [Document], readVersion: Int64) {
+        self.documents = documents
+        self.resolved = resolved
+        self.readVersion = readVersion
+    }
+}

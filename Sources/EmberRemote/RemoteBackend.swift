@@ -1,0 +1,60 @@
+import Dispatch
+import EmberBackend
+import EmberFirestoreProto
+import EmberModel
+import EmberStorage
+import GRPCCore
+import GRPCNIOTransportHTTP2
+
+/// Responsible for: a Firestore v1 server (`ember serve`, the emulator) as a backend the core
+/// opens links to: its address and database, and the one HTTP/2 connection (plaintext: loopback
+/// servers only, as `ember serve` for now) every link opened on it shares. The connection is
+/// started at once and ends with `close()` or when the last link and the caller let go.
+///
+///     let server = try RemoteBackend(host: "127.0.0.1", port: 8080)
+///     let client = EmberClient(persistence: MemoryPersistence(), backend: Backend(persistence: MemoryPersistence()),
+///                              documents: server)
+public final class RemoteBackend: BackendEndpoint, @unchecked Sendable {
+    public let host: String
+    public let port: Int
+    let codec: RemoteCodec
+    /// What the links opened on this backend received (for tests and benchmarks).
+    public let stats = RemoteStats()
+    private let grpc: GRPCClient<HTTP2ClientTransport.Posix>
+    let firestore: FirestoreClient
+
+    /// Connects to `host:port` (an IPv4 or IPv6 address, or a name resolved by DNS) for database
+    /// `projects/PROJECT/databases/DATABASE`. Throws invalidArgument for a port out of range.
+    public init(host: String, port: Int, project: String = "demo-ember", database: String = "(default)") throws {
+        guard (1...65535).contains(port) else { throw EmberError.invalidArgument("Invalid port \(port): use 1-65535") }
+        self.host = host
+        self.port = port
+        self.codec = RemoteCodec(project: project, databaseId: database)
+        let target: any ResolvableTarget
+        if host.split(separator: ".").count == 4, host.allSatisfy({ $0.isNumber || $0 == "." }) {
+            target = .ipv4(address: host, port: port)
+        } else if host.contains(":") {
+            target = .ipv6(address: host, port: port)
+        } else {
+            target = .dns(host: host, port: port)
+        }
+        do {
+            let transport = try HTTP2ClientTransport.Posix(target: target, transportSecurity: .plaintext)
+            grpc = GRPCClient(transport: transport)
+        } catch {
+            throw EmberError(.invalidArgument, "Cannot connect to \(host):\(port): \(error)")
+        }
+        firestore = FirestoreClient(wrapping: grpc)
+        let grpc = self.grpc
+        Task { try? await grpc.runConnections() }
+    }
+
+    public func openLink(client: BackendClient, queue: DispatchQueue, clientPersistence: Persistence?) -> any BackendLink {
+        RemoteLink(endpoint: self, client: client, deliveryQueue: queue)
+    }
+
+    /// Ends the connection once the calls in flight finish (streams still open end with it).
+    public func close() { grpc.beginGracefulShutdown() }
+
+    deinit { grpc.beginGracefulShutdown() }
+}

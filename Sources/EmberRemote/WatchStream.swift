@@ -1,0 +1,199 @@
+import Dispatch
+import EmberBackend
+import EmberFirestoreProto
+import EmberModel
+import Foundation
+import GRPCCore
+
+typealias ListenRequest = Google_Firestore_V1_ListenRequest
+
+/// Responsible for: a link's Listen stream: one stream for every target, opened with the first
+/// target, each target added with its query (or its document) and removed by id; the
+/// `WatchAggregator` reads the messages, and each consistent snapshot it hands over becomes the
+/// core's events in order: first the documents that changed (`.commit` without acknowledgement),
+/// then each newly current target's `.listenResult`. A snapshot whose targets held documents not
+/// in their result, or whose documents left a target without their new state, waits for one
+/// BatchGetDocuments of those keys (later snapshots wait behind it). When the stream fails it is
+/// opened again after a backoff: a target already delivered is resumed with its last resume token
+/// (the server sends only what changed since), any other is added again from scratch. State lives
+/// on the link's queue.
+///
+///     watch.add(1, query: q, knownKeys: [])      // -> .listenResult, then .commit events
+final class WatchStream: @unchecked Sendable {
+    private let queue: DispatchQueue
+    private let client: FirestoreClient
+    private let calls: RemoteCalls
+    private let codec: RemoteCodec
+    private let deliver: (BackendEvent) -> Void
+    private let stats: RemoteStats
+    let aggregator: WatchAggregator
+
+    private var sink: AsyncStream<ListenRequest>.Continuation?
+    private var generation = 0
+    private var backoff = Backoff()
+    private var restartScheduled = false
+    private var closed = false
+
+    /// Snapshots in order; one waiting for its lookup holds back those behind it.
+    private final class Outgoing {
+        let snapshot: WatchSnapshot
+        var fetched: [DocumentKey: Document]?
+        init(_ s: WatchSnapshot) { snapshot = s }
+    }
+    private var outbox: [Outgoing] = []
+
+    init(queue: DispatchQueue, client: FirestoreClient, calls: RemoteCalls, codec: RemoteCodec, stats: RemoteStats,
+         deliver: @escaping (BackendEvent) -> Void) {
+        self.queue = queue
+        self.stats = stats
+        self.client = client
+        self.calls = calls
+        self.codec = codec
+        self.deliver = deliver
+        self.aggregator = WatchAggregator(codec: codec)
+    }
+
+    func add(_ id: Int32, query: Query, knownKeys: [DocumentKey]) {
+        guard !closed else { return }
+        aggregator.add(id, query: query, knownKeys: knownKeys)
+        if sink == nil { open() } else { sink!.yield(addRequest(id)) }
+    }
+
+    func remove(_ id: Int32) {
+        guard aggregator.targets[id] != nil else { return }
+        aggregator.remove(id)
+        var req = ListenRequest()
+        req.database = codec.database
+        req.removeTarget = id
+        sink?.yield(req)
+    }
+
+    func close() {
+        closed = true
+        sink?.finish()
+        sink = nil
+    }
+
+    // MARK: requests
+
+    private func addRequest(_ id: Int32) -> ListenRequest {
+        let t = aggregator.targets[id]!
+        var target = Google_Firestore_V1_Target()
+        target.targetID = id
+        if t.delivered, let token = t.resumeToken { target.resumeToken = token }
+        if let key = t.query.documentKey {
+            target.documents.documents = [codec.name(of: key)]
+        } else {
+            let wq = RemoteQuery(t.query, codec)
+            target.query.parent = wq.parent
+            target.query.structuredQuery = wq.structured
+        }
+        var req = ListenRequest()
+        req.database = codec.database
+        req.addTarget = target
+        return req
+    }
+
+    // MARK: the stream (on queue)
+
+    private func open() {
+        guard !closed, sink == nil, !aggregator.targets.isEmpty else { return }
+        generation += 1
+        let gen = generation
+        let (requests, sink) = AsyncStream.makeStream(of: ListenRequest.self)
+        self.sink = sink
+        for id in aggregator.targets.keys.sorted() { sink.yield(addRequest(id)) }
+        let client = self.client
+        let queue = self.queue
+        let codec = self.codec
+        Task { [self] in
+            let failure: Error?
+            do {
+                var options = CallOptions.defaults
+                options.waitForReady = false
+                try await client.listen(metadata: codec.metadata, options: options, requestProducer: { w in
+                    for await r in requests { try await w.write(r) }
+                }, onResponse: { response in
+                    for try await m in response.messages { queue.async { self.received(m, gen) } }
+                })
+                failure = nil
+            } catch {
+                failure = error
+            }
+            queue.async { self.ended(gen, failure) }
+        }
+    }
+
+    private func received(_ r: ListenResponse, _ gen: Int) {
+        guard gen == generation, !closed else { return }
+        backoff.reset()
+        let before = aggregator.documentsReceived
+        defer { stats.addDocumentsReceived(aggregator.documentsReceived - before) }
+        do {
+            if let s = try aggregator.handle(r) { enqueue(s) }
+        } catch {
+            // A message the client cannot read (a server bug): start over on a new stream.
+            sink?.finish()
+            return
+        }
+        for id in aggregator.takeRelisten() {
+            var remove = ListenRequest()
+            remove.database = codec.database
+            remove.removeTarget = id
+            sink?.yield(remove)
+            sink?.yield(addRequest(id))
+        }
+        // A target the server removed with an error is dropped (ending its listener with the
+        // error needs a core event, not there yet).
+        _ = aggregator.takeRejected()
+    }
+
+    private func ended(_ gen: Int, _ failure: Error?) {
+        guard gen == generation else { return }
+        sink?.finish()
+        sink = nil
+        guard !closed else { return }
+        aggregator.resetAll()
+        guard !aggregator.targets.isEmpty, !restartScheduled else { return }
+        restartScheduled = true
+        queue.asyncAfter(deadline: .now() + backoff.next()) { [self] in
+            restartScheduled = false
+            open()
+        }
+    }
+
+    // MARK: delivery (on queue)
+
+    private func enqueue(_ s: WatchSnapshot) {
+        let o = Outgoing(s)
+        outbox.append(o)
+        let keys = s.keysToFetch
+        if keys.isEmpty {
+            o.fetched = [:]
+            return drain()
+        }
+        let calls = self.calls
+        Task { [self] in
+            let got = try? await calls.batchGet(keys)
+            queue.async { [self] in
+                var byKey: [DocumentKey: Document] = [:]
+                for d in got?.documents ?? [] { byKey[d.key] = d }
+                o.fetched = byKey
+                drain()
+            }
+        }
+    }
+
+    private func drain() {
+        while let o = outbox.first, let fetched = o.fetched {
+            outbox.removeFirst()
+            let s = o.snapshot
+            let changed = s.changed + s.refetch.compactMap { fetched[$0] }
+            if !changed.isEmpty { deliver(.commit(version: s.version, documents: changed, ack: nil)) }
+            for r in s.results {
+                deliver(.listenResult(targetId: r.targetId, documents: r.documents,
+                                      resolved: r.resolve.compactMap { fetched[$0] }, version: s.version))
+            }
+        }
+    }
+}
