@@ -40,6 +40,9 @@ let package = Package(
         .target(name: "EmberBackend", dependencies: ["EmberModel", "EmberStorage"], swiftSettings: swift5),
         .target(name: "EmberCore", dependencies: ["EmberModel", "EmberStorage", "EmberBackend"], swiftSettings: swift5),
         .target(name: "Ember", dependencies: ["EmberCore"], swiftSettings: swift5),
+        // Firestore security rules (issue 14): parser and evaluator over EmberModel values. No
+        // gRPC: the server wires it in; nothing else depends on it.
+        .target(name: "EmberRules", dependencies: ["EmberModel"]),
         .systemLibrary(name: "CEmberABI", path: "Sources/CEmberABI"),
         .target(name: "EmberC", dependencies: ["EmberCore", "CEmberABI"], swiftSettings: swift5,
                 linkerSettings: [.unsafeFlags(["-Xlinker", "--version-script=\(Context.packageDirectory)/bindings/c/ember.map",
@@ -52,6 +55,7 @@ let package = Package(
         .testTarget(name: "EmberBackendTests", dependencies: ["EmberBackend"], swiftSettings: swift5),
         .testTarget(name: "EmberCoreTests", dependencies: ["EmberCore"], swiftSettings: swift5),
         .testTarget(name: "EmberTests", dependencies: ["Ember"], swiftSettings: swift5),
+        .testTarget(name: "EmberRulesTests", dependencies: ["EmberRules", "EmberModel"]),
     ] + (coreOnly ? [] : serverTargets)
 )
 
