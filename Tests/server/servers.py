@@ -188,7 +188,7 @@ def emulator_missing():
     return None
 
 
-def start_emulator(tmpdir, project="demo-ember"):
+def start_emulator(tmpdir, project="demo-ember", extra_args=()):
     why = emulator_missing()
     if why:
         raise StartError(why)
@@ -197,7 +197,7 @@ def start_emulator(tmpdir, project="demo-ember"):
     env.pop("FIRESTORE_EMULATOR_HOST", None)
     return Server("the Firestore emulator",
                   ["gcloud", "beta", "emulators", "firestore", "start", f"--host-port=127.0.0.1:{port}",
-                   f"--project={project}", "--quiet"],
+                   f"--project={project}", "--quiet", *extra_args],
                   port, os.path.join(tmpdir, "emulator.log"), _emulator_answers, EMULATOR_START_SECONDS, env)
 
 
