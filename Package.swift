@@ -55,7 +55,8 @@ let package = Package(
         .testTarget(name: "EmberBackendTests", dependencies: ["EmberBackend"], swiftSettings: swift5),
         .testTarget(name: "EmberCoreTests", dependencies: ["EmberCore"], swiftSettings: swift5),
         .testTarget(name: "EmberTests", dependencies: ["Ember"], swiftSettings: swift5),
-        .testTarget(name: "EmberRulesTests", dependencies: ["EmberRules", "EmberModel"]),
+        // Resources/ (the differential rules and cases) is read through #filePath, not bundled.
+        .testTarget(name: "EmberRulesTests", dependencies: ["EmberRules", "EmberModel"], exclude: ["Resources"]),
     ] + (coreOnly ? [] : serverTargets)
 )
 

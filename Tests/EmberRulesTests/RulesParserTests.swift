@@ -93,9 +93,9 @@ final class RulesParserTests: XCTestCase {
         let badMethod = parseError("service cloud.firestore {\n match /a/{b} { allow reed: if true; }\n}")
         XCTAssertEqual(badMethod?.description, "2:23: unknown method 'reed' (expected read, write, get, list, create, update or delete)")
         let unterminated = parseError("service cloud.firestore {\n match /a/{b} {\n  allow read: if 'abc;\n }\n}")
-        XCTAssertEqual(unterminated?.description, "3:17: unterminated string")
+        XCTAssertEqual(unterminated?.description, "3:18: unterminated string")
         let noExpr = parseError("service cloud.firestore { match /a/{b} { allow read: if ; } }")
-        XCTAssertEqual(noExpr?.description, "1:54: expected an expression, found ';'")
+        XCTAssertEqual(noExpr?.description, "1:57: expected an expression, found ';'")
         let badChar = parseError("service cloud.firestore {\n  match /a/{b} { allow read: if a # b; }\n}")
         XCTAssertEqual(badChar?.description, "2:35: unexpected character '#'")
         let restNotLast = parseError("service cloud.firestore { match /a/{b=**}/c { } }")
@@ -103,7 +103,7 @@ final class RulesParserTests: XCTestCase {
         XCTAssertEqual(parseError("service cloud.storage { }")?.message, "unsupported service 'cloud.storage' (expected cloud.firestore)")
         XCTAssertEqual(parseError("rules_version = '3'; service cloud.firestore { }")?.description,
                        "1:17: unsupported rules_version '3' (expected '1' or '2')")
-        XCTAssertEqual(parseError("service cloud.firestore { match /a/{b} { } ")?.description, "1:44: expected 'allow', 'match', 'function' or '}', found end of file")
+        XCTAssertEqual(parseError("service cloud.firestore { match /a/{b} { } ")?.description, "1:44: expected 'match', 'function' or '}', found end of file")
         XCTAssertEqual(parseError("service cloud.firestore { } }")?.description, "1:29: expected end of file after the service, found '}'")
     }
 }
