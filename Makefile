@@ -28,11 +28,13 @@ demo: deps
 # emulator is installed), then the concurrency tests again under ThreadSanitizer.
 test: test-swift test-tsan test-c
 
-# A hung test fails the run within TEST_TIMEOUT seconds instead of using up CI's time.
+# A hung test fails the run within TEST_TIMEOUT seconds instead of using up CI's time, and leaves
+# its name (output line-buffered) and every thread's stack (gdb) in the log: Tests/scripts/watchdog.sh.
 TEST_TIMEOUT ?= 1500
+WATCHDOG     := Tests/scripts/watchdog.sh $(TEST_TIMEOUT)
 test-swift: deps
 	$(SWIFT) build -j $(JOBS) --build-tests
-	timeout -k 10 $(TEST_TIMEOUT) $(SWIFT) test --skip-build
+	$(WATCHDOG) $(SWIFT) test --skip-build
 	$(MAKE) --no-print-directory test-hygiene
 
 # The test of the test runner: the Firestore emulator a test process starts is gone however the
@@ -44,7 +46,7 @@ test-hygiene:
 # Without the server's targets (EMBER_CORE_ONLY=1: no gRPC or BoringSSL to build under TSan).
 test-tsan: deps
 	EMBER_CORE_ONLY=1 $(SWIFT) build -j $(JOBS) --build-tests --sanitize=thread --scratch-path $(TSAN_PATH)
-	EMBER_CORE_ONLY=1 timeout -k 10 $(TEST_TIMEOUT) $(SWIFT) test --skip-build --sanitize=thread --scratch-path $(TSAN_PATH) --filter 'ConcurrencyTests|ListenerTokenTests|EventThreadTests|EmberClientWriteTests'
+	EMBER_CORE_ONLY=1 $(WATCHDOG) $(SWIFT) test --skip-build --sanitize=thread --scratch-path $(TSAN_PATH) --filter 'ConcurrencyTests|ListenerTokenTests|EventThreadTests|EmberClientWriteTests'
 
 # Benchmarks (release build); prints each figure beside its target and the peers' numbers.
 bench: deps
