@@ -112,18 +112,18 @@ test-c: lib
 	$(CTEST_DIR)/header-cpp
 	@echo "== C tests (C99)"
 	$(CC) -std=c99 $(C_WARN) -g -O1 $(C_TEST_LINK) -o $(CTEST_DIR)/ember-ctests
-	$(CTEST_DIR)/ember-ctests
+	$(WATCHDOG) $(CTEST_DIR)/ember-ctests
 	$(MAKE) --no-print-directory test-c-valgrind test-c-asan
 
 test-c-valgrind:
 	@echo "== C tests under valgrind (suppressions: Swift runtime only)"
-	$(VALGRIND) --quiet --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite \
+	$(WATCHDOG) $(VALGRIND) --quiet --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite \
 	  --show-leak-kinds=definite --suppressions=bindings/c/tests/valgrind.supp $(CTEST_DIR)/ember-ctests
 
 test-c-asan:
 	@echo "== C tests under AddressSanitizer + UBSan"
 	$(CC) -std=c99 $(C_WARN) -g -O1 -fsanitize=address,undefined -fno-omit-frame-pointer $(C_TEST_LINK) -o $(CTEST_DIR)/ember-ctests-asan
-	ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions=bindings/c/tests/lsan.supp UBSAN_OPTIONS=halt_on_error=1 $(CTEST_DIR)/ember-ctests-asan
+	ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions=bindings/c/tests/lsan.supp UBSAN_OPTIONS=halt_on_error=1 $(WATCHDOG) $(CTEST_DIR)/ember-ctests-asan
 
 # Installs the header, the library (libember.so -> .so.0 -> .so.0.1.0) and ember.pc under PREFIX.
 install:
@@ -171,7 +171,7 @@ python-install: deps python-venv
 	EMBER_SWIFT_JOBS=$(JOBS) $(PY) -m pip install -q --force-reinstall --no-deps ./bindings/python
 
 test-python: python-install
-	cd bindings/python && ../../$(PY) -m pytest -q -p no:cacheprovider tests
+	cd bindings/python && ../../$(WATCHDOG) ../../$(PY) -m pytest -q -p no:cacheprovider -o faulthandler_timeout=300 tests
 
 # The seed's scenario in Python (the package installed in $(PY_VENV)).
 demo-python: python-install
@@ -303,7 +303,7 @@ server-bin: deps
 # The differential tests (the same client scripts against the emulator and ember serve) and the
 # multi-process tests.
 test-server: server-bin server-venv
-	EMBER_BIN=$(EMBER_BIN) $(SERVER_PY) -m pytest -q -p no:cacheprovider Tests/server
+	EMBER_BIN=$(EMBER_BIN) $(WATCHDOG) $(SERVER_PY) -m pytest -q -p no:cacheprovider -o faulthandler_timeout=300 Tests/server
 test: test-server
 
 # The server's benchmarks (release build), the Firestore emulator measured beside it
