@@ -97,7 +97,7 @@ final class ServerProcessTests: XCTestCase {
         let path = dir.appendingPathComponent("data.ember").path
         let first = try Running(["serve", "--path", path, "--port", "0"])
         let port = try first.port()
-        let acknowledged = try await withGRPCClient(transport: .http2NIOPosix(target: .ipv4(host: "127.0.0.1", port: port), transportSecurity: .plaintext)) { client in
+        let acknowledged = try await withGRPCClient(transport: ServerTests.transport(port: port)) { client in
             let fs = FirestoreClient(wrapping: client)
             var n = 0
             for i in 0..<300 {
@@ -111,7 +111,7 @@ final class ServerProcessTests: XCTestCase {
         let second = try Running(["serve", "--path", path, "--port", "0"])
         defer { kill(second.process.processIdentifier, SIGKILL); _ = second.waitForExit() }
         let port2 = try second.port()
-        let found = try await withGRPCClient(transport: .http2NIOPosix(target: .ipv4(host: "127.0.0.1", port: port2), transportSecurity: .plaintext)) { client in
+        let found = try await withGRPCClient(transport: ServerTests.transport(port: port2)) { client in
             let fs = FirestoreClient(wrapping: client)
             var req = Google_Firestore_V1_BatchGetDocumentsRequest()
             req.database = ServerTests.database

@@ -24,7 +24,7 @@ final class ServerTests: XCTestCase {
         let serving = Task { try await server.run() }
         let port = try await server.listeningPort
         do {
-            try await withGRPCClient(transport: .http2NIOPosix(target: .ipv4(host: "127.0.0.1", port: port), transportSecurity: .plaintext)) { client in
+            try await withGRPCClient(transport: Self.transport(port: port)) { client in
                 try await body(FirestoreClient(wrapping: client), server)
             }
         } catch {
@@ -34,6 +34,30 @@ final class ServerTests: XCTestCase {
         }
         server.shutDown()
         try await serving.value
+    }
+
+    /// A client transport to a local server whose calls end with DEADLINE_EXCEEDED after two
+    /// minutes unless they set their own timeout: a test waiting for a message that never comes
+    /// fails instead of hanging.
+    static func transport(port: Int) throws -> HTTP2ClientTransport.Posix {
+        let bounded = MethodConfig(names: [MethodConfig.Name(service: "")], timeout: .seconds(120))
+        return try .http2NIOPosix(target: .ipv4(host: "127.0.0.1", port: port), transportSecurity: .plaintext,
+                                  serviceConfig: ServiceConfig(methodConfig: [bounded]))
+    }
+
+    /// Whether `body` ends within `limit` (it goes on running if it does not: awaiting a task's
+    /// value is not cancellable, so a task group, which waits for all its children, would not do).
+    static func finishes(within limit: Duration, _ body: @escaping @Sendable () async -> Void) async -> Bool {
+        final class Once: @unchecked Sendable {
+            private let lock = NSLock()
+            private var done = false
+            func claim() -> Bool { lock.lock(); defer { lock.unlock() }; if done { return false }; done = true; return true }
+        }
+        let once = Once()
+        return await withCheckedContinuation { (c: CheckedContinuation<Bool, Never>) in
+            Task { await body(); if once.claim() { c.resume(returning: true) } }
+            Task { try? await Task.sleep(for: limit); if once.claim() { c.resume(returning: false) } }
+        }
     }
 
     static func value(_ i: Int64) -> Google_Firestore_V1_Value { var v = Google_Firestore_V1_Value(); v.integerValue = i; return v }
@@ -298,7 +322,7 @@ final class ServerTests: XCTestCase {
         let server = try EmberServer(configuration: .init(host: "127.0.0.1", port: 0))
         let serving = Task { try await server.run() }
         let port = try await server.listeningPort
-        let outcome: RPCError.Code? = try await withGRPCClient(transport: .http2NIOPosix(target: .ipv4(host: "127.0.0.1", port: port), transportSecurity: .plaintext)) { client in
+        let outcome: RPCError.Code? = try await withGRPCClient(transport: ServerTests.transport(port: port)) { client in
             let fs = FirestoreClient(wrapping: client)
             var target = Google_Firestore_V1_Target()
             target.targetID = 1
@@ -327,7 +351,7 @@ final class ServerTests: XCTestCase {
         let server = try EmberServer(configuration: .init(host: "127.0.0.1", port: 0))
         let serving = Task { try await server.run() }
         let port = try await server.listeningPort
-        let outcome: RPCError.Code? = try await withGRPCClient(transport: .http2NIOPosix(target: .ipv4(address: "127.0.0.1", port: port), transportSecurity: .plaintext)) { client in
+        let outcome: RPCError.Code? = try await withGRPCClient(transport: ServerTests.transport(port: port)) { client in
             let fs = FirestoreClient(wrapping: client)
             let (requests, sink) = AsyncStream.makeStream(of: Google_Firestore_V1_WriteRequest.self)
             var hello = Google_Firestore_V1_WriteRequest()

@@ -26,7 +26,7 @@ final class WireInputTests: XCTestCase {
         let server = try EmberServer(configuration: .init(host: "127.0.0.1", port: 0, maxRequestBytes: maxRequestBytes))
         let serving = Task { try await server.run() }
         let port = try await server.listeningPort
-        try await withGRPCClient(transport: .http2NIOPosix(target: .ipv4(host: "127.0.0.1", port: port), transportSecurity: .plaintext)) { client in
+        try await withGRPCClient(transport: ServerTests.transport(port: port)) { client in
             try await body(client)
         }
         server.shutDown()
