@@ -15,6 +15,12 @@ public enum BackendEvent: Sendable {
     case acknowledged(batchId: Int64, version: Int64, results: [MutationResult])
     /// A queued batch was refused; nothing of it was applied.
     case writeRejected(batchId: Int64, error: EmberError)
+    /// The backend refused or dropped a target (a server's REMOVE with a status): it sends no
+    /// more for it. The listeners of that target end with `error`.
+    case targetRejected(targetId: Int, error: EmberError)
+    /// The link lost its connection (a server out of reach): no target is current until the link
+    /// listens again and sends each one's `.listenResult`; queued writes wait and are sent again.
+    case connectionLost
 }
 
 /// Responsible for: receiving a link's events. Called on the queue given to `connect` / `openLink`.

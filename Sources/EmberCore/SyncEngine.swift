@@ -124,6 +124,8 @@ final class SyncEngine: BackendClient {
         switch event {
         case .listenResult(let targetId, let docs, let resolved, let version):
             guard let target = targetsByBackendId[targetId] else { return }
+            // A result after a lost connection: the link is through again.
+            if onlineState == .offline && networkEnabled { setOnlineState(.online) }
             refresh(local.applyRemote(docs + resolved))
             target.view.isCurrent = true
             target.view.readTime = version
@@ -153,7 +155,35 @@ final class SyncEngine: BackendClient {
             refresh(local.removeBatch(batchId))
             emit()
             completeBatch(batchId, error: error)
+        case .targetRejected(let targetId, let error):
+            guard let target = targetsByBackendId.removeValue(forKey: targetId) else { return }
+            target.backendId = nil
+            endListeners(of: target, with: error)
+        case .connectionLost:
+            // As the Firebase SDKs: listeners see fromCache until their target is current again;
+            // writes stay pending (the link sends them again).
+            guard networkEnabled else { return }
+            if onlineState != .offline { setOnlineState(.offline) }
+            for t in targets.values where t.listensToBackend && t.view.isCurrent {
+                t.view.isCurrent = false
+                markDirty(t)
+            }
+            emit()
         }
+    }
+
+    /// Ends every listener of `target` with `error` (their last event) and forgets the target.
+    private func endListeners(of target: Target, with error: EmberError) {
+        for l in target.listeners {
+            listenerTargets[l.id] = nil
+            let token = l.token, cb = l.callback
+            events.post { token.deliverFinal { cb(.error(error)) } }
+        }
+        target.listeners.removeAll()
+        targetReleased(target)
+        index.remove(target)
+        targets[target.key] = nil
+        if dirtySet.remove(ObjectIdentifier(target)) != nil { dirty.removeAll { $0 === target } }
     }
 
     /// Stores the acknowledgements that could not be stored when they came, oldest first, until

@@ -23,6 +23,9 @@ final class WatchAggregator {
         var knownKeys: Set<DocumentKey>
         var current = false
         var delivered = false
+        /// Delivered, then resumed on a new stream with its token: when it is current again the
+        /// client hears it (its listeners stop being fromCache), with no result resent.
+        var resumed = false
         var initial: [DocumentKey: Document] = [:]
         var keys = Set<DocumentKey>()
         var resumeToken: Data?
@@ -40,6 +43,7 @@ final class WatchAggregator {
             initial = [:]
             current = false
             delivered = false
+            resumed = false
         }
     }
 
@@ -73,7 +77,12 @@ final class WatchAggregator {
     /// starts again (its keys become known keys to resolve).
     func resetAll() {
         for t in targets.values {
-            if t.delivered && t.resumeToken != nil { t.current = false } else { t.reset() }
+            if t.delivered && t.resumeToken != nil {
+                t.current = false
+                t.resumed = true
+            } else {
+                t.reset()
+            }
         }
         changed = [:]
         changedOrder = []
@@ -191,19 +200,25 @@ final class WatchAggregator {
             t.delivered = true
             results.append(.init(targetId: Int(id), documents: docs, resolve: resolve))
         }
+        var recovered: [Int] = []
+        for (id, t) in targets where t.current && t.resumed {
+            t.resumed = false
+            recovered.append(Int(id))
+        }
         let docs = changedOrder.map { key in changed[key]! ?? Document.missing(key, version: version) }
         let again = Array(refetch)
         changed = [:]
         changedOrder = []
         refetch = []
-        if results.isEmpty && docs.isEmpty && again.isEmpty { return nil }
-        return WatchSnapshot(version: version, changed: docs, refetch: again, results: results)
+        if results.isEmpty && docs.isEmpty && again.isEmpty && recovered.isEmpty { return nil }
+        return WatchSnapshot(version: version, changed: docs, refetch: again, results: results, recovered: recovered.sorted())
     }
 }
 
 /// Responsible for: what the Listen stream says at one consistent point: each newly current
 /// target's result (with the known keys to look up because they are not in it), the documents
-/// that changed in targets already delivered, and those that left one without their new state.
+/// that changed in targets already delivered, those that left one without their new state, and
+/// the resumed targets current again.
 struct WatchSnapshot {
     struct TargetResult {
         let targetId: Int
@@ -214,6 +229,8 @@ struct WatchSnapshot {
     let changed: [Document]
     let refetch: [DocumentKey]
     let results: [TargetResult]
+    /// Targets resumed with their token after a new stream that are current again.
+    var recovered: [Int] = []
 
     /// Every key whose current state must be fetched before the snapshot can be delivered.
     var keysToFetch: [DocumentKey] {

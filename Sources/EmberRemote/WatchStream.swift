@@ -15,8 +15,10 @@ typealias ListenRequest = Google_Firestore_V1_ListenRequest
 /// in their result, or whose documents left a target without their new state, waits for one
 /// BatchGetDocuments of those keys (later snapshots wait behind it). When the stream fails it is
 /// opened again after a backoff: a target already delivered is resumed with its last resume token
-/// (the server sends only what changed since), any other is added again from scratch. State lives
-/// on the link's queue.
+/// (the server sends only what changed since), any other is added again from scratch; the core
+/// hears `.connectionLost` first (its listeners turn fromCache). A target the server removes with
+/// an error becomes `.targetRejected` (its listeners end with the error). State lives on the
+/// link's queue.
 ///
 ///     watch.add(1, query: q, knownKeys: [])      // -> .listenResult, then .commit events
 final class WatchStream: @unchecked Sendable {
@@ -38,6 +40,8 @@ final class WatchStream: @unchecked Sendable {
     private final class Outgoing {
         let snapshot: WatchSnapshot
         var fetched: [DocumentKey: Document]?
+        /// Events that came after this snapshot, delivered right after it.
+        var after: [BackendEvent] = []
         init(_ s: WatchSnapshot) { snapshot = s }
     }
     private var outbox: [Outgoing] = []
@@ -143,9 +147,9 @@ final class WatchStream: @unchecked Sendable {
             sink?.yield(remove)
             sink?.yield(addRequest(id))
         }
-        // A target the server removed with an error is dropped (ending its listener with the
-        // error needs a core event, not there yet).
-        _ = aggregator.takeRejected()
+        for (id, error) in aggregator.takeRejected() {
+            deliverInOrder(.targetRejected(targetId: Int(id), error: error))
+        }
     }
 
     private func ended(_ gen: Int, _ failure: Error?) {
@@ -154,7 +158,9 @@ final class WatchStream: @unchecked Sendable {
         sink = nil
         guard !closed else { return }
         aggregator.resetAll()
-        guard !aggregator.targets.isEmpty, !restartScheduled else { return }
+        guard !aggregator.targets.isEmpty else { return }
+        deliverInOrder(.connectionLost)
+        guard !restartScheduled else { return }
         restartScheduled = true
         queue.asyncAfter(deadline: .now() + backoff.next()) { [self] in
             restartScheduled = false
@@ -184,6 +190,11 @@ final class WatchStream: @unchecked Sendable {
         }
     }
 
+    /// Delivers `e` after the snapshots still waiting for their lookups.
+    private func deliverInOrder(_ e: BackendEvent) {
+        if let last = outbox.last { last.after.append(e) } else { deliver(e) }
+    }
+
     private func drain() {
         while let o = outbox.first, let fetched = o.fetched {
             outbox.removeFirst()
@@ -194,6 +205,11 @@ final class WatchStream: @unchecked Sendable {
                 deliver(.listenResult(targetId: r.targetId, documents: r.documents,
                                       resolved: r.resolve.compactMap { fetched[$0] }, version: s.version))
             }
+            // A resumed target current again: an empty result (its changes came above).
+            for id in s.recovered {
+                deliver(.listenResult(targetId: id, documents: [], resolved: [], version: s.version))
+            }
+            o.after.forEach(deliver)
         }
     }
 }

@@ -126,6 +126,20 @@ final class WatchAggregatorTests: XCTestCase {
         XCTAssertTrue(agg.takeRelisten().isEmpty, "2 documents held, 2 counted")
         XCTAssertEqual(s.changed.map { $0.key.id }, ["b"])
         XCTAssertTrue(s.results.isEmpty)
+        XCTAssertEqual(s.recovered, [1], "current again: its listeners stop being fromCache")
+        // Once only: the next consistent point has no news.
+        XCTAssertNil(try feed(change(.noChange, readTime: 9)))
+    }
+
+    func testAResumedTargetWithNoChangesIsStillReportedCurrentAgain() throws {
+        agg.add(1, query: collection("c"), knownKeys: [])
+        var current = change(.current, [1])
+        current.targetChange.resumeToken = Data([0, 0, 0, 0, 0, 0, 0, 7])
+        _ = try feed(docChange("c/a", n: 1, updated: 1, in: [1]), current, change(.noChange, readTime: 7))
+        agg.resetAll()
+        let s = try XCTUnwrap(try feed(change(.current, [1]), change(.noChange, readTime: 9)))
+        XCTAssertTrue(s.changed.isEmpty)
+        XCTAssertEqual(s.recovered, [1])
     }
 
     func testARemoveWithACauseEndsTheTarget() throws {
