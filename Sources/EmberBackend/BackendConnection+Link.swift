@@ -5,6 +5,11 @@ import EmberStorage
 /// Responsible for: the in-process backend behind the core's `BackendLink` boundary: a
 /// `BackendConnection` is a link whose reads never fail, and a `Backend` opens them.
 extension BackendConnection: BackendLink {
+    /// The in-process backend always answers with the whole result: the token is not needed.
+    public func listen(targetId: Int, query: Query, knownKeys: [DocumentKey], resumeToken: [UInt8]?) {
+        listen(targetId: targetId, query: query, knownKeys: knownKeys)
+    }
+
     public func fetchDocuments(_ keys: [DocumentKey], completion: @escaping (Result<FetchedDocuments, EmberError>) -> Void) {
         lookup(keys) { docs, version in completion(.success(FetchedDocuments(documents: docs, readVersion: version))) }
     }

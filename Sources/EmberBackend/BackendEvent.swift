@@ -21,6 +21,9 @@ public enum BackendEvent: Sendable {
     /// The link lost its connection (a server out of reach): no target is current until the link
     /// listens again and sends each one's `.listenResult`; queued writes wait and are sent again.
     case connectionLost
+    /// A server's resume token for a target, valid for what the client has received so far:
+    /// listening again with it (`BackendLink.listen(resumeToken:)`) sends only what changed since.
+    case resumeToken(targetId: Int, token: [UInt8])
 }
 
 /// Responsible for: receiving a link's events. Called on the queue given to `connect` / `openLink`.

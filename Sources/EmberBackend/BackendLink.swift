@@ -21,7 +21,9 @@ public protocol BackendLink: AnyObject {
     func commitTransaction(_ mutations: [Mutation], completion: @escaping (Result<Int64, EmberError>) -> Void)
     /// Starts watching `query` as `targetId` (`knownKeys`: the documents the client's view holds,
     /// whose current state the result must settle); `.listenResult` follows, then `.commit` events.
-    func listen(targetId: Int, query: Query, knownKeys: [DocumentKey])
+    /// With a `resumeToken` the client last got from this backend (`.resumeToken`), a server sends
+    /// only what changed since, then an empty `.listenResult`; the in-process backend ignores it.
+    func listen(targetId: Int, query: Query, knownKeys: [DocumentKey], resumeToken: [UInt8]?)
     func unlisten(targetId: Int)
     /// The current states of `keys` (tombstones for missing ones), in order, and the read version.
     func fetchDocuments(_ keys: [DocumentKey], completion: @escaping (Result<FetchedDocuments, EmberError>) -> Void)
@@ -33,6 +35,13 @@ public protocol BackendLink: AnyObject {
     func fetchCollectionIds(under parent: ResourcePath, completion: @escaping (Result<[String], EmberError>) -> Void)
     /// Stops every target; nothing reaches the client after it.
     func disconnect()
+}
+
+extension BackendLink {
+    /// Starts watching `query` from scratch (no resume token).
+    public func listen(targetId: Int, query: Query, knownKeys: [DocumentKey]) {
+        listen(targetId: targetId, query: query, knownKeys: knownKeys, resumeToken: nil)
+    }
 }
 
 /// Responsible for: opening links to one backend (the in-process `Backend`, a server's address).

@@ -1,6 +1,9 @@
 import Dispatch
 import EmberModel
 import EmberStorage
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Responsible for: the settings of the client cache's least-recently-used collector.
 public struct GarbageCollectionSettings: Sendable {
@@ -43,9 +46,23 @@ extension SyncEngine {
     func rememberTarget(_ t: Target) {
         let p = local.persistence
         // Advisory (resume and LRU bookkeeping): not storing it loses nothing the user wrote.
-        try? p.runTransaction("remember target") {
-            p.targetCache.put(TargetData(targetId: t.key, readTime: t.view.readTime, lastUsed: 0))
+        let stored = (try? p.runTransaction("remember target") {
+            p.targetCache.put(TargetData(targetId: t.key, readTime: t.view.readTime, lastUsed: 0, resumeToken: t.resumeToken))
+        }) != nil
+        if stored {
+            t.storedResumeToken = t.resumeToken
+            t.tokenStoredAt = SyncEngine.monotonicSeconds()
         }
+    }
+
+    /// How often (seconds) a listening target's newer resume token is stored: an older one stays
+    /// valid (listening again with it resends a little more), so not every change writes it.
+    static let tokenStoreInterval: Double = 30
+
+    static func monotonicSeconds() -> Double {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
     }
 
     /// The last listener of `t` left: its documents become the most recently used, so the
@@ -92,6 +109,22 @@ extension SyncEngine {
         var pinned = Set<DocumentKey>()
         for t in targets.values { pinned.formUnion(t.view.matchedKeys) }
         for k in local.pendingKeys { pinned.insert(k) }
-        return local.remote.collectGarbage(thresholdBytes: gc.cacheSizeBytes) { pinned.contains($0) }
+        let removed = local.remote.collectGarbage(thresholdBytes: gc.cacheSizeBytes) { pinned.contains($0) }
+        if removed > 0 { forgetReleasedTargetsTokens() }
+        return removed
+    }
+
+    /// A released target's stored resume token assumes the cache still holds its documents; once
+    /// the collector removed some, listening again must start from scratch.
+    private func forgetReleasedTargetsTokens() {
+        let p = local.persistence
+        let stale = p.targetCache.all().filter { $0.resumeToken != nil && targets[$0.targetId] == nil }
+        guard !stale.isEmpty else { return }
+        try? p.runTransaction("forget resume tokens") {
+            for var t in stale {
+                t.resumeToken = nil
+                p.targetCache.put(t)
+            }
+        }
     }
 }

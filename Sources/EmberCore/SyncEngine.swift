@@ -159,6 +159,12 @@ final class SyncEngine: BackendClient {
             guard let target = targetsByBackendId.removeValue(forKey: targetId) else { return }
             target.backendId = nil
             endListeners(of: target, with: error)
+        case .resumeToken(let targetId, let token):
+            guard let target = targetsByBackendId[targetId] else { return }
+            target.resumeToken = token
+            if local.persistence.isDurable && SyncEngine.monotonicSeconds() - target.tokenStoredAt >= SyncEngine.tokenStoreInterval {
+                rememberTarget(target)
+            }
         case .connectionLost:
             // As the Firebase SDKs: listeners see fromCache until their target is current again;
             // writes stay pending (the link sends them again).
@@ -269,6 +275,12 @@ final class SyncEngine: BackendClient {
             targets[key] = target
             index.add(target)
             target.view.reset(local.execute(query))
+            if target.listensToBackend && local.persistence.isDurable {
+                // The cache still holds what the target had when its token was stored (the
+                // collector forgets tokens when it removes documents): listen from there.
+                target.resumeToken = local.persistence.targetCache.get(key)?.resumeToken
+                target.storedResumeToken = target.resumeToken
+            }
             isNew = true
         }
         let listener = QueryListener(id: id, options: options, token: token, onlineState: onlineState, callback: callback)
@@ -289,7 +301,7 @@ final class SyncEngine: BackendClient {
         nextBackendTargetId += 1
         t.backendId = id
         targetsByBackendId[id] = t
-        connection.listen(targetId: id, query: t.query, knownKeys: t.view.matchedKeys)
+        connection.listen(targetId: id, query: t.query, knownKeys: t.view.matchedKeys, resumeToken: t.resumeToken)
     }
 
     private func stopBackendListen(_ t: Target) {
@@ -415,6 +427,8 @@ final class SyncEngine: BackendClient {
         guard !closed else { return }
         closed = true
         for t in targets.values {
+            // The latest resume token, for listening again after a restart.
+            if t.listensToBackend && local.persistence.isDurable && t.resumeToken != t.storedResumeToken { rememberTarget(t) }
             stopBackendListen(t)
             for l in t.listeners { l.token.end() }
         }

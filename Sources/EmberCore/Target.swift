@@ -12,6 +12,13 @@ final class Target {
     var lastSnapshot: ViewSnapshot?
     /// The id under which the backend currently watches this target (a fresh one per listen).
     var backendId: Int?
+    /// A server's latest resume token for this target (what its view holds), and the one last
+    /// stored with the target in a durable cache.
+    var resumeToken: [UInt8]?
+    var storedResumeToken: [UInt8]?
+    /// When the token was last stored (seconds, monotonic): tokens are stored at most every
+    /// `SyncEngine.tokenStoreInterval` while listening, and when the target is released.
+    var tokenStoredAt: Double = -.infinity
 
     init(key: String, query: Query, listensToBackend: Bool) {
         self.key = key

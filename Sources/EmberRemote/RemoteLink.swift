@@ -2,6 +2,7 @@ import Dispatch
 import EmberBackend
 import EmberModel
 import EmberStorage
+import Foundation
 
 /// Responsible for: one client's link to a server, behind the core's `BackendLink`: targets go
 /// to the Listen stream, queued batches to the Write stream, one-shot reads and transactions to
@@ -60,8 +61,10 @@ final class RemoteLink: BackendLink, @unchecked Sendable {
         reply(completion) { try await calls.commit(mutations) }
     }
 
-    func listen(targetId: Int, query: Query, knownKeys: [DocumentKey]) {
-        queue.async { [self] in watch.add(Int32(truncatingIfNeeded: targetId), query: query, knownKeys: knownKeys) }
+    func listen(targetId: Int, query: Query, knownKeys: [DocumentKey], resumeToken: [UInt8]?) {
+        queue.async { [self] in
+            watch.add(Int32(truncatingIfNeeded: targetId), query: query, knownKeys: knownKeys, resumeToken: resumeToken.map { Data($0) })
+        }
     }
 
     func unlisten(targetId: Int) {

@@ -29,6 +29,8 @@ final class WatchAggregator {
         var initial: [DocumentKey: Document] = [:]
         var keys = Set<DocumentKey>()
         var resumeToken: Data?
+        /// The token last handed to the client (it stores it with its cache).
+        var reportedToken: Data?
 
         init(query: Query, knownKeys: Set<DocumentKey>) {
             self.query = query
@@ -64,8 +66,19 @@ final class WatchAggregator {
     let codec: RemoteCodec
     init(codec: RemoteCodec) { self.codec = codec }
 
-    func add(_ id: Int32, query: Query, knownKeys: [DocumentKey]) {
-        targets[id] = TargetState(query: query, knownKeys: Set(knownKeys))
+    /// With a `resumeToken` the client stored along with the documents `knownKeys` names, the
+    /// target starts as one resumed on a new stream: delivered, holding those keys.
+    func add(_ id: Int32, query: Query, knownKeys: [DocumentKey], resumeToken: Data? = nil) {
+        let t = TargetState(query: query, knownKeys: Set(knownKeys))
+        if let resumeToken {
+            t.keys = t.knownKeys
+            t.knownKeys = []
+            t.delivered = true
+            t.resumed = true
+            t.resumeToken = resumeToken
+            t.reportedToken = resumeToken
+        }
+        targets[id] = t
     }
 
     func remove(_ id: Int32) { targets[id] = nil }
@@ -211,7 +224,16 @@ final class WatchAggregator {
         changedOrder = []
         refetch = []
         if results.isEmpty && docs.isEmpty && again.isEmpty && recovered.isEmpty { return nil }
-        return WatchSnapshot(version: version, changed: docs, refetch: again, results: results, recovered: recovered.sorted())
+        // New tokens go with the news (a quiet consistent point does not need storing).
+        var tokens: [(Int, Data)] = []
+        for (id, t) in targets where t.current && t.delivered {
+            if let token = t.resumeToken, token != t.reportedToken {
+                t.reportedToken = token
+                tokens.append((Int(id), token))
+            }
+        }
+        return WatchSnapshot(version: version, changed: docs, refetch: again, results: results, recovered: recovered.sorted(),
+                             tokens: tokens.sorted { $0.0 < $1.0 })
     }
 }
 
@@ -231,6 +253,8 @@ struct WatchSnapshot {
     let results: [TargetResult]
     /// Targets resumed with their token after a new stream that are current again.
     var recovered: [Int] = []
+    /// Current targets' resume tokens that changed since the last snapshot.
+    var tokens: [(Int, Data)] = []
 
     /// Every key whose current state must be fetched before the snapshot can be delivered.
     var keysToFetch: [DocumentKey] {

@@ -57,9 +57,11 @@ final class WatchStream: @unchecked Sendable {
         self.aggregator = WatchAggregator(codec: codec)
     }
 
-    func add(_ id: Int32, query: Query, knownKeys: [DocumentKey]) {
+    /// With a `resumeToken` (stored by the client with what `knownKeys` names) the target is
+    /// resumed: the server sends only what changed since.
+    func add(_ id: Int32, query: Query, knownKeys: [DocumentKey], resumeToken: Data? = nil) {
         guard !closed else { return }
-        aggregator.add(id, query: query, knownKeys: knownKeys)
+        aggregator.add(id, query: query, knownKeys: knownKeys, resumeToken: resumeToken)
         if sink == nil { open() } else { sink!.yield(addRequest(id)) }
     }
 
@@ -209,6 +211,7 @@ final class WatchStream: @unchecked Sendable {
             for id in s.recovered {
                 deliver(.listenResult(targetId: id, documents: [], resolved: [], version: s.version))
             }
+            for (id, token) in s.tokens { deliver(.resumeToken(targetId: id, token: [UInt8](token))) }
             o.after.forEach(deliver)
         }
     }

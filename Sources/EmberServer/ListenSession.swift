@@ -234,7 +234,7 @@ final class ListenSession: BackendClient, @unchecked Sendable {
         case .commit(let version, let documents, _):
             lastVersion = max(lastVersion, version)
             applyCommit(version: version, documents: documents)
-        case .writeRejected, .acknowledged, .targetRejected, .connectionLost:
+        case .writeRejected, .acknowledged, .targetRejected, .connectionLost, .resumeToken:
             break
         }
     }

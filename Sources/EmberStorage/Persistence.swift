@@ -111,10 +111,14 @@ public struct TargetData: Sendable, Equatable {
     public var readTime: Int64
     /// When the target was last listened to (the LRU clock; higher is more recent).
     public var lastUsed: Int64
-    public init(targetId: String, readTime: Int64, lastUsed: Int64) {
+    /// A server's resume token for the target (listening again sends only what changed since),
+    /// valid while the cache holds the documents the target had then; nil when there is none.
+    public var resumeToken: [UInt8]?
+    public init(targetId: String, readTime: Int64, lastUsed: Int64, resumeToken: [UInt8]? = nil) {
         self.targetId = targetId
         self.readTime = readTime
         self.lastUsed = lastUsed
+        self.resumeToken = resumeToken
     }
 }
 

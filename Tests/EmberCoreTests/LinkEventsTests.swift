@@ -77,7 +77,7 @@ final class LinkEventsTests: XCTestCase {
         func commitTransaction(_ mutations: [Mutation], completion: @escaping (Result<Int64, EmberError>) -> Void) {
             inner.commitTransaction(mutations, completion: completion)
         }
-        func listen(targetId: Int, query: Query, knownKeys: [DocumentKey]) {
+        func listen(targetId: Int, query: Query, knownKeys: [DocumentKey], resumeToken: [UInt8]?) {
             listened[targetId] = query
             inner.listen(targetId: targetId, query: query, knownKeys: knownKeys)
         }

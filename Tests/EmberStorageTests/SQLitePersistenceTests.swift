@@ -61,6 +61,7 @@ final class SQLitePersistenceTests: XCTestCase {
             }
             try! p.runTransaction("ack") { p.mutationQueue.remove(batchId: 3) }
             p.targetCache.put(TargetData(targetId: "q1", readTime: 99, lastUsed: 0))
+            p.targetCache.put(TargetData(targetId: "q2", readTime: 5, lastUsed: 0, resumeToken: [0, 1, 2, 255]))
             p.setMetadata("k", 42)
             p.close()
         }
@@ -80,6 +81,9 @@ final class SQLitePersistenceTests: XCTestCase {
         XCTAssertEqual(batches[0].mutations[0].precondition, .exists(false))
         if case .delete = batches[1].mutations[0].kind {} else { XCTFail("delete") }
         XCTAssertEqual(p.targetCache.get("q1")?.readTime, 99)
+        XCTAssertNil(p.targetCache.get("q1")?.resumeToken)
+        XCTAssertEqual(p.targetCache.get("q2")?.resumeToken, [0, 1, 2, 255])
+        XCTAssertEqual(p.targetCache.all().map { $0.resumeToken }, [nil, [0, 1, 2, 255]])
         XCTAssertEqual(p.metadata("k"), 42)
         XCTAssertNil(p.metadata("missing"))
     }

@@ -144,6 +144,7 @@ final class SQLiteStorePathsTests: XCTestCase {
             CREATE TABLE index_entries(index_id INTEGER NOT NULL, key BLOB NOT NULL, parent TEXT NOT NULL, id TEXT NOT NULL,
               PRIMARY KEY(index_id, key, parent, id)) WITHOUT ROWID;
             CREATE INDEX index_entries_doc ON index_entries(parent, id);
+            INSERT INTO targets VALUES('q', 5, 1);
             PRAGMA user_version=1;
             COMMIT;
             """)
@@ -158,6 +159,10 @@ final class SQLiteStorePathsTests: XCTestCase {
         defer { p.close() }
         XCTAssertEqual(try p.db.scalarInt("PRAGMA user_version"), SQLitePersistence.schemaVersion)
         XCTAssertEqual(try p.db.scalarInt("SELECT count(*) FROM sqlite_master WHERE name LIKE '%_grp'"), 0)
+        // Schema 3: targets keep a resume token (none for those written before).
+        XCTAssertEqual(p.targetCache.get("q"), TargetData(targetId: "q", readTime: 5, lastUsed: 1))
+        p.targetCache.put(TargetData(targetId: "q", readTime: 6, lastUsed: 0, resumeToken: [9]))
+        XCTAssertEqual(p.targetCache.get("q")?.resumeToken, [9])
         for store in [p.backendDocuments, p.remoteDocuments] {
             XCTAssertEqual(store.get(skey("c/a"))?.data["v"], .int(7))
             XCTAssertEqual(Set(store.documents(inGroup: "c").map { $0.key.path.canonical }), ["c/a", "x/1/c/b"])

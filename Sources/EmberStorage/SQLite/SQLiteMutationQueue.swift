@@ -55,16 +55,19 @@ final class SQLiteTargetCache: TargetCache {
 
     func get(_ targetId: String) -> TargetData? {
         persistence.access(nil) { db in
-            let st = try db.statement("SELECT read_time, last_used FROM targets WHERE target_id = ?")
+            let st = try db.statement("SELECT read_time, last_used, resume_token FROM targets WHERE target_id = ?")
             defer { st.reset() }
             st.bind(1, targetId)
-            return try st.step() ? TargetData(targetId: targetId, readTime: st.int(0), lastUsed: st.int(1)) : nil
+            guard try st.step() else { return nil }
+            return TargetData(targetId: targetId, readTime: st.int(0), lastUsed: st.int(1),
+                              resumeToken: st.isNull(2) ? nil : st.blobArray(2))
         }
     }
 
     func put(_ t: TargetData) {
         persistence.access(()) { db in
-            try db.run("INSERT OR REPLACE INTO targets(target_id, read_time, last_used) VALUES(?, ?, ?)", [.text(t.targetId), .int(t.readTime), .int(persistence.sequence)])
+            try db.run("INSERT OR REPLACE INTO targets(target_id, read_time, last_used, resume_token) VALUES(?, ?, ?, ?)",
+                       [.text(t.targetId), .int(t.readTime), .int(persistence.sequence), t.resumeToken.map { .blob($0) } ?? .null])
         }
     }
 
@@ -74,10 +77,13 @@ final class SQLiteTargetCache: TargetCache {
 
     func all() -> [TargetData] {
         persistence.access([]) { db in
-            let st = try db.statement("SELECT target_id, read_time, last_used FROM targets ORDER BY target_id")
+            let st = try db.statement("SELECT target_id, read_time, last_used, resume_token FROM targets ORDER BY target_id")
             defer { st.reset() }
             var out: [TargetData] = []
-            while try st.step() { out.append(TargetData(targetId: st.text(0), readTime: st.int(1), lastUsed: st.int(2))) }
+            while try st.step() {
+                out.append(TargetData(targetId: st.text(0), readTime: st.int(1), lastUsed: st.int(2),
+                                      resumeToken: st.isNull(3) ? nil : st.blobArray(3)))
+            }
             return out
         }
     }

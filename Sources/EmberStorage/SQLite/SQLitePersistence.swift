@@ -53,7 +53,7 @@ public final class SQLitePersistence: Persistence {
 
     /// 1: documents with an index on their collection group; 2: that index replaced by the
     /// `collections` table (one row per collection, not per document). 1 is upgraded on open.
-    static let schemaVersion: Int64 = 2
+    static let schemaVersion: Int64 = 3
 
     public init(path: String, synchronous: Synchronous = .normal) throws {
         self.path = path
@@ -94,15 +94,20 @@ public final class SQLitePersistence: Persistence {
             throw EmberError(.failedPrecondition, "The database '\(path)' was written by a newer Ember (schema \(version)).")
         }
         if version == SQLitePersistence.schemaVersion { return }   // reopening: nothing to write
-        if version == 1 {
-            // Upgrade: the collections each table holds, then the per-document group indexes go.
-            try db.exec("""
-                BEGIN;
+        if version == 1 || version == 2 {
+            // Upgrades. 1 -> 2: the collections each table holds, then the per-document group
+            // indexes go. 2 -> 3: a target's resume token (a server's, for listening again).
+            let oneToTwo = """
                 \(SQLitePersistence.collectionsTable)
                 INSERT OR IGNORE INTO collections(tbl, grp, parent) SELECT DISTINCT 'backend_docs', grp, parent FROM backend_docs;
                 INSERT OR IGNORE INTO collections(tbl, grp, parent) SELECT DISTINCT 'remote_docs', grp, parent FROM remote_docs;
                 DROP INDEX IF EXISTS backend_docs_grp;
                 DROP INDEX IF EXISTS remote_docs_grp;
+                """
+            try db.exec("""
+                BEGIN;
+                \(version == 1 ? oneToTwo : "")
+                ALTER TABLE targets ADD COLUMN resume_token BLOB;
                 PRAGMA user_version=\(SQLitePersistence.schemaVersion);
                 COMMIT;
                 """)
@@ -122,7 +127,7 @@ public final class SQLitePersistence: Persistence {
             CREATE INDEX IF NOT EXISTS remote_docs_seq ON remote_docs(seq);
             \(SQLitePersistence.collectionsTable)
             CREATE TABLE IF NOT EXISTS mutations(batch_id INTEGER PRIMARY KEY, data BLOB NOT NULL);
-            CREATE TABLE IF NOT EXISTS targets(target_id TEXT PRIMARY KEY, read_time INTEGER NOT NULL, last_used INTEGER NOT NULL) WITHOUT ROWID;
+            CREATE TABLE IF NOT EXISTS targets(target_id TEXT PRIMARY KEY, read_time INTEGER NOT NULL, last_used INTEGER NOT NULL, resume_token BLOB) WITHOUT ROWID;
             CREATE TABLE IF NOT EXISTS index_config(index_id INTEGER PRIMARY KEY, grp TEXT NOT NULL, definition BLOB NOT NULL, auto INTEGER NOT NULL);
             CREATE TABLE IF NOT EXISTS index_entries(index_id INTEGER NOT NULL, key BLOB NOT NULL, parent TEXT NOT NULL, id TEXT NOT NULL,
               PRIMARY KEY(index_id, key, parent, id)) WITHOUT ROWID;
