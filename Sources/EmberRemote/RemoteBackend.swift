@@ -49,6 +49,11 @@ public final class RemoteBackend: BackendEndpoint, @unchecked Sendable {
         Task { try? await grpc.runConnections() }
     }
 
+    /// Connects to `address` (see `RemoteAddress(parsing:)` for the `host:port` text).
+    public convenience init(address: RemoteAddress, project: String = "demo-ember", database: String = "(default)") throws {
+        try self.init(host: address.host, port: address.port, project: project, database: database)
+    }
+
     public func openLink(client: BackendClient, queue: DispatchQueue, clientPersistence: Persistence?) -> any BackendLink {
         RemoteLink(endpoint: self, client: client, deliveryQueue: queue)
     }
