@@ -257,8 +257,10 @@ FUZZ_TARGETS  = values paths query
 
 .PHONY: fuzz fuzz-build test-fuzz
 test: test-fuzz
+# The fuzzed code (values, paths, queries) is all in the core: the library is built core-only
+# (EMBER_CORE_ONLY=1), without the gRPC stack of remote support.
 fuzz-build: deps
-	$(SWIFT) build -j $(JOBS) -c release --scratch-path $(FUZZ_PATH) --product ember-c \
+	EMBER_CORE_ONLY=1 $(SWIFT) build -j $(JOBS) -c release --scratch-path $(FUZZ_PATH) --product ember-c \
 	  -Xswiftc -sanitize=address -Xswiftc -sanitize-coverage=edge,inline-8bit-counters,pc-table,trace-cmp
 	ln -sf libember-c.so $(FUZZ_PATH)/release/libember.so
 	ln -sf libember.so $(FUZZ_PATH)/release/libember.so.0
@@ -335,3 +337,16 @@ bench-server: deps server-venv
 	$(SWIFT) build -j $(JOBS) -c release --scratch-path $(BENCH_PATH) --product ember
 	$(SERVER_PY) bench/server/bench_server.py $(BENCH_PATH)/release/ember $(BENCH_SERVER_ARGS)
 
+# ---- clients of a server (issue 12): Swift, C and Python client processes on one `ember serve` ----
+# Tests/remote/README.md describes the tests. The C client is built against the debug libember
+# (LIB_DIR), the Swift one is the EmberHostClient executable, the Python one runs in $(PY_VENV)
+# with the package `make python-install` installed.
+REMOTE_DIR = $(LIB_PATH)/remote
+.PHONY: test-remote
+test: test-remote
+test-remote: lib server-bin python-install
+	$(SWIFT) build -j $(JOBS) --product EmberHostClient
+	@mkdir -p $(REMOTE_DIR)
+	$(CC) -std=c99 $(C_WARN) -g -Iinclude Tests/remote/c_client.c -L$(LIB_DIR) -lember -Wl,-rpath,$(abspath $(LIB_DIR)) -lpthread -o $(REMOTE_DIR)/c_client
+	EMBER_BIN=$(EMBER_BIN) EMBER_C_CLIENT=$(abspath $(REMOTE_DIR))/c_client EMBER_SWIFT_CLIENT=$(abspath .build/debug/EmberHostClient) \
+	  $(PY) -m pytest -q -p no:cacheprovider Tests/remote
