@@ -9,6 +9,8 @@ let swift5: [SwiftSetting] = [.swiftLanguageMode(.v5)]
 // EMBER_CORE_ONLY=1 leaves out the server and its gRPC dependencies (and their BoringSSL): the
 // ThreadSanitizer run of `make test` (its own scratch path) builds only what it tests.
 let coreOnly = Context.environment["EMBER_CORE_ONLY"] == "1"
+/// EmberRemote (a server as the documents' backend), for the public API and the C ABI.
+let remote: [Target.Dependency] = coreOnly ? [] : ["EmberRemote"]
 
 let package = Package(
     name: "Ember",
@@ -39,12 +41,15 @@ let package = Package(
         .target(name: "EmberStorage", dependencies: ["EmberModel", "CSQLite"], swiftSettings: swift5),
         .target(name: "EmberBackend", dependencies: ["EmberModel", "EmberStorage"], swiftSettings: swift5),
         .target(name: "EmberCore", dependencies: ["EmberModel", "EmberStorage", "EmberBackend"], swiftSettings: swift5),
-        .target(name: "Ember", dependencies: ["EmberCore"], swiftSettings: swift5),
+        // With the server's targets, Ember and EmberC also open clients of a server
+        // (`FirestoreSettings.host`, `ember_settings.host`) through EmberRemote; the core-only build
+        // refuses a host (`#if canImport(EmberRemote)`).
+        .target(name: "Ember", dependencies: ["EmberCore"] + remote, swiftSettings: swift5),
         // Firestore security rules (issue 14): parser and evaluator over EmberModel values. No
         // gRPC: the server wires it in; nothing else depends on it.
         .target(name: "EmberRules", dependencies: ["EmberModel"]),
         .systemLibrary(name: "CEmberABI", path: "Sources/CEmberABI"),
-        .target(name: "EmberC", dependencies: ["EmberCore", "CEmberABI"], swiftSettings: swift5,
+        .target(name: "EmberC", dependencies: ["EmberCore", "CEmberABI"] + remote, swiftSettings: swift5,
                 linkerSettings: [.unsafeFlags(["-Xlinker", "--version-script=\(Context.packageDirectory)/bindings/c/ember.map",
                                                "-Xlinker", "-soname=libember.so.0"])]),
         .executableTarget(name: "EmberDemo", dependencies: ["Ember"], swiftSettings: swift5),
@@ -95,8 +100,10 @@ var serverTargets: [Target] {
             .product(name: "GRPCNIOTransportHTTP2", package: "grpc-swift-nio-transport"),
         ], path: "bench/server-swift"),
         .testTarget(name: "EmberRemoteTests", dependencies: [
-            "EmberRemote", "EmberServer", "EmberCore", "EmberModel", "EmberStorage", "EmberBackend",
+            "EmberRemote", "EmberServer", "EmberCore", "EmberModel", "EmberStorage", "EmberBackend", "Ember",
         ], swiftSettings: swift5),
+        // A Swift client process of the mixed-language tests (Tests/remote): Ember over `host`.
+        .executableTarget(name: "EmberHostClient", dependencies: ["Ember"], swiftSettings: swift5),
         .testTarget(name: "EmberServerTests", dependencies: [
             "EmberServer", "EmberFirestoreProto", "EmberModel",
             .product(name: "GRPCCore", package: "grpc-swift-2"),

@@ -178,15 +178,36 @@ typedef struct ember_settings {
      *  (EMBER_CACHE_SIZE_DEFAULT). Least-recently-used documents that no listener and no pending
      *  write holds are removed when the cache grows past it (durable caches only). */
     int64_t cache_size_bytes;
+    /** The server the documents sync with, as "host:port" ("127.0.0.1:8080", "[::1]:8080"):
+     *  `ember serve` or the Firestore emulator, database projects/demo-ember/databases/(default).
+     *  BORROWED: read during ember_db_open only (the caller keeps ownership). NULL: the
+     *  in-process backend. With a host, path still holds the durable cache and pending writes
+     *  (sent when the server is reachable), and the tree (ember_ref_*) stays local. */
+    const char *host;
+    /** Whether the connection to host uses TLS (Firebase's default, so ember_settings_init sets
+     *  true). TLS is not supported yet: with a host, set false (plaintext, as `ember serve` and
+     *  the emulator speak) or ember_db_open fails with EMBER_ERR_UNIMPLEMENTED. Ignored without
+     *  a host. (host and ssl were added to the first 0.1.0 header: code compiled against that
+     *  header must be recompiled.) */
+    bool ssl;
 } ember_settings;
 
 /** Fills the defaults: in memory (path NULL), persistence true (takes effect once a path is
- *  set), EMBER_CACHE_SIZE_DEFAULT. A zero-filled struct is valid too (persistence false). */
+ *  set), EMBER_CACHE_SIZE_DEFAULT, the in-process backend (host NULL), ssl true. A zero-filled
+ *  struct is valid too (persistence false, ssl false). */
 void ember_settings_init(ember_settings *settings);
 
-/** Opens a database with its own in-process backend. settings may be NULL (defaults).
- *  Returns an OWNED handle released with ember_db_release; NULL on error:
- *    EMBER_ERR_INVALID_ARGUMENT      cache_size_bytes under 1 MiB (and not UNLIMITED), bad UTF-8
+/** Opens a database with its own in-process backend, or with its documents synced with
+ *  settings->host. settings may be NULL (defaults). Thread: any (the caller waits; the
+ *  connection to a host is made in the background, so an unreachable server is no error here:
+ *  writes queue until it answers). Returns an OWNED handle released with ember_db_release; NULL
+ *  on error:
+ *    EMBER_ERR_INVALID_ARGUMENT      cache_size_bytes under 1 MiB (and not UNLIMITED), bad UTF-8;
+ *                                    a host that is empty or not "host:port" (no port, a port
+ *                                    outside 1-65535, a scheme, a space, an IPv6 address
+ *                                    without brackets)
+ *    EMBER_ERR_UNIMPLEMENTED         a host with ssl true ("TLS is not supported yet"), or a
+ *                                    library built without remote support (EMBER_CORE_ONLY)
  *    EMBER_ERR_FAILED_PRECONDITION   the path is open in another instance (this process or
  *                                    another): "... is locked" (a crashed process leaves no lock)
  *    EMBER_ERR_DATA_LOSS             the file is damaged or truncated (the message names it)
@@ -201,7 +222,9 @@ ember_db *ember_db_open(const ember_settings *settings, ember_error *err);
  *  EMBER_ERR_FAILED_PRECONDITION. May be called from any thread, including from a callback (then
  *  the callback must not use its ctx after the call: its ctx_free has run). The handle stays
  *  valid until ember_db_release. When it returns, no Ember thread works for this database any
- *  more (a commit in flight at the in-process backend has finished). */
+ *  more (a commit in flight at the in-process backend has finished); with a host, the
+ *  connection to the server is then ending on the network threads libember shares between
+ *  databases (what was not acknowledged stays queued in a durable cache). */
 bool ember_db_close(ember_db *db, ember_error *err);
 
 /** Closes (if needed) and releases the caller's handle. NULL does nothing. Queries that still

@@ -14,6 +14,15 @@ public final class FirestoreSettings: @unchecked Sendable {
     /// Persistent by default (Firestore's default on Apple platforms); with a path the cache,
     /// pending writes and targets are then durable. `MemoryCacheSettings` keeps them in memory.
     public var cacheSettings: any LocalCacheSettings = PersistentCacheSettings()
+    /// The server the documents sync with, as `host:port` (`"127.0.0.1:8080"`, `"[::1]:8080"`):
+    /// `ember serve` or the Firestore emulator. nil (Ember's default): the in-process backend.
+    /// With a host, `path` still holds the durable cache and pending writes, and the
+    /// Realtime-Database tree stays local (in-process). Clients use the database
+    /// `projects/demo-ember/databases/(default)` of the server.
+    public var host: String?
+    /// Whether the connection to `host` uses TLS (Firebase's default: true). TLS is not supported
+    /// yet: with a host, set it to false (plaintext, as `ember serve` and the emulator speak).
+    public var isSSLEnabled: Bool = true
     public init() {}
 
     /// The older switch (`isPersistenceEnabled`), kept in step with `cacheSettings`.
@@ -86,11 +95,18 @@ public final class Firestore: @unchecked Sendable {
     }
 
     /// Opens a database: in memory without `settings.path`; with one, durable in that SQLite
-    /// file (the cache too unless `cacheSettings` is `MemoryCacheSettings`). Throws
-    /// invalidArgument (cache size under 1 MB), failedPrecondition (the path is open elsewhere),
-    /// dataLoss (damaged file), unavailable or permissionDenied (missing or read-only directory).
+    /// file (the cache too unless `cacheSettings` is `MemoryCacheSettings`). With `settings.host`
+    /// the documents sync with that server (see `FirestoreSettings.host`). Throws
+    /// invalidArgument (cache size under 1 MB, a host that is not `host:port`), unimplemented
+    /// (a host with `isSSLEnabled`, or a build without remote support), failedPrecondition (the
+    /// path is open elsewhere), dataLoss (damaged file), unavailable or permissionDenied
+    /// (missing or read-only directory).
     public static func open(settings: FirestoreSettings = FirestoreSettings()) throws -> Firestore {
-        Firestore(client: try EmberClient(options: settings.options), settings: settings)
+        guard let host = settings.host else {
+            return Firestore(client: try EmberClient(options: settings.options), settings: settings)
+        }
+        return Firestore(client: try FirestoreHost.client(host: host, ssl: settings.isSSLEnabled, options: settings.options),
+                         settings: settings)
     }
 
     public func collection(_ collectionPath: String) -> CollectionReference {

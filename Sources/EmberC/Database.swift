@@ -2,7 +2,7 @@ import CEmberABI
 import EmberModel
 import EmberCore
 
-// Responsible for: ember_db: opening (settings), closing (ending its listeners), releasing,
+// Responsible for: ember_db: opening (settings; a host in Remote.swift), closing (ending its listeners), releasing,
 // the network switch and waiting for pending writes.
 
 /// The object behind `ember_db *`. Queries retain it; its listeners are ended by close().
@@ -43,12 +43,12 @@ final class DBHandle: Counted {
 @_cdecl("ember_settings_init")
 public func ember_settings_init(_ s: UnsafeMutablePointer<ember_settings>?) {
     guard let s else { return }
-    s.pointee = ember_settings(path: nil, persistence: true, cache_size_bytes: 104_857_600)
+    s.pointee = ember_settings(path: nil, persistence: true, cache_size_bytes: 104_857_600, host: nil, ssl: true)
 }
 
 @_cdecl("ember_db_open")
 public func ember_db_open(_ settings: UnsafePointer<ember_settings>?, _ err: UnsafeMutablePointer<ember_error>?) -> OpaquePointer? {
-    wrap(err, nil) { retained(DBHandle(client: try EmberClient(options: try options(settings)))) }
+    wrap(err, nil) { retained(DBHandle(client: try openClient(settings))) }
 }
 @_cdecl("ember_db_close")
 public func ember_db_close(_ db: OpaquePointer?, _ err: UnsafeMutablePointer<ember_error>?) -> Bool {

@@ -46,16 +46,22 @@ extension EmberClient {
     /// targets in one SQLite file, restored as they were. Throws invalidArgument for a cache
     /// size under 1 MB, failedPrecondition when another instance has the path open, dataLoss
     /// for a damaged file, unavailable/permissionDenied for a missing or read-only directory.
-    public convenience init(options: EmberOptions) throws {
+    ///
+    /// `documents`, when given (a server, `RemoteBackend`), is what the documents sync with; the
+    /// Realtime-Database tree keeps syncing with the in-process backend (in the file with a path).
+    /// The cache, pending writes and targets are kept as without it: durable with a path.
+    public convenience init(options: EmberOptions, documents: BackendEndpoint? = nil) throws {
         try options.gcSettings.validate()
         guard let path = options.path else {
             let p = MemoryPersistence()
-            self.init(persistence: p, backend: Backend(persistence: p), gc: options.gcSettings, networkEnabled: options.networkEnabled)
+            self.init(persistence: p, backend: Backend(persistence: p), documents: documents, gc: options.gcSettings,
+                      networkEnabled: options.networkEnabled)
             return
         }
         let file = try SQLitePersistence(path: path, synchronous: options.synchronous)
         let cache: Persistence = options.persistence ? file : MemoryPersistence()
-        self.init(persistence: cache, backend: Backend(persistence: file), gc: options.gcSettings, networkEnabled: options.networkEnabled)
+        self.init(persistence: cache, backend: Backend(persistence: file), documents: documents, gc: options.gcSettings,
+                  networkEnabled: options.networkEnabled)
         adopt(file)
     }
 

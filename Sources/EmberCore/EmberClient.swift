@@ -28,6 +28,8 @@ public final class EmberClient: @unchecked Sendable {
     var writesHandedOver: Int { stateLock.withLock { handedOverWrites } }
     /// Stores this client opened itself and closes with it (the durable file, see `init(options:)`).
     private var owned: [Persistence] = []
+    /// What `close()` runs last (`atClose`), under `stateLock`.
+    private var closeActions: [() -> Void] = []
 
     /// A database in memory with its own in-process backend.
     public convenience init() {
@@ -68,6 +70,18 @@ public final class EmberClient: @unchecked Sendable {
     func onWorkerPublic<T>(_ body: () throws -> T) throws -> T { try onWorker(body) }
 
     func adopt(_ p: Persistence) { owned.append(p) }
+
+    /// Runs `action` once when the client closes, after its worker and event thread have stopped
+    /// and its files are closed (e.g. to end the connection to a server opened for this client
+    /// alone); at once when the client is already closed.
+    public func atClose(_ action: @escaping () -> Void) {
+        let closedAlready: Bool = stateLock.withLock {
+            if isClosed { return true }
+            closeActions.append(action)
+            return false
+        }
+        if closedAlready { action() }
+    }
 
     // MARK: writes
 
@@ -239,6 +253,8 @@ public final class EmberClient: @unchecked Sendable {
             backend.flush()
             for p in owned { p.close() }
         }
+        let actions: [() -> Void] = stateLock.withLock { defer { closeActions = [] }; return closeActions }
+        for a in actions { a() }
     }
 
     /// Waits until the backend has finished what this client sent it before the close, and the

@@ -39,7 +39,12 @@ public final class RemoteBackend: BackendEndpoint, @unchecked Sendable {
             target = .dns(host: host, port: port)
         }
         do {
-            let transport = try HTTP2ClientTransport.Posix(target: target, transportSecurity: .plaintext)
+            // No idle timer: grpc-swift-nio-transport 2.9's connection handler and its idle
+            // timer hold each other until the channel goes inactive, which a connection that
+            // never opened (server down) never does, so every failed attempt leaked them (found by
+            // the C tests under valgrind and LSan). A link keeps its streams open anyway.
+            let config = HTTP2ClientTransport.Posix.Config.defaults { $0.connection.maxIdleTime = nil }
+            let transport = try HTTP2ClientTransport.Posix(target: target, transportSecurity: .plaintext, config: config)
             grpc = GRPCClient(transport: transport)
         } catch {
             throw EmberError(.invalidArgument, "Cannot connect to \(host):\(port): \(error)")
@@ -47,6 +52,11 @@ public final class RemoteBackend: BackendEndpoint, @unchecked Sendable {
         firestore = FirestoreClient(wrapping: grpc)
         let grpc = self.grpc
         Task { try? await grpc.runConnections() }
+    }
+
+    /// Connects to `address` (see `RemoteAddress(parsing:)` for the `host:port` text).
+    public convenience init(address: RemoteAddress, project: String = "demo-ember", database: String = "(default)") throws {
+        try self.init(host: address.host, port: address.port, project: project, database: database)
     }
 
     public func openLink(client: BackendClient, queue: DispatchQueue, clientPersistence: Persistence?) -> any BackendLink {

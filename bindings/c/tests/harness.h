@@ -29,6 +29,9 @@ extern const char *test_current;
 #define RUN(fn) do { test_current = #fn; if (test_selected(#fn)) { fn(); test_expect_no_instances(); } } while (0)
 
 int test_selected(const char *name);
+/* Whether this libember has remote support (settings.host); a core-only build
+ * (EMBER_CORE_ONLY=1, make test-c-core) refuses every host with EMBER_ERR_UNIMPLEMENTED. */
+extern int remote_support;
 void test_expect_no_instances(void);
 
 /* A counter with a condition variable, for callbacks on the event thread. */
@@ -71,5 +74,6 @@ void run_boundary(void);
 void run_events(void);
 void run_fidelity(void);
 void run_rules(void);
+void run_remote(void);
 
 #endif

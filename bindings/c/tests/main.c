@@ -124,9 +124,27 @@ void sleep_ms(int ms) {
     nanosleep(&ts, NULL);
 }
 
+int remote_support = 0;
+
+/* Opens a database on a host nothing answers at: a core-only libember refuses it. */
+static int probe_remote_support(void) {
+    ember_error err;
+    ember_settings s;
+    ember_db *db;
+    ember_settings_init(&s);
+    s.host = "127.0.0.1:9";
+    s.ssl = false;
+    db = ember_db_open(&s, &err);
+    ember_db_release(db);
+    return db != NULL;
+}
+
 int main(int argc, char **argv) {
     test_argc = argc;
     test_argv = argv;
+    remote_support = probe_remote_support();
+    test_expect_no_instances();
+    printf("libember %s, %s\n", ember_libversion(), remote_support ? "with remote support" : "core only (no remote support)");
     run_basics();
     run_db();
     run_documents();
@@ -141,6 +159,7 @@ int main(int argc, char **argv) {
     run_events();
     run_fidelity();
     run_rules();
+    run_remote();
     printf("ember C tests: %d tests, %d checks, %d failures\n", tests_run, test_checks, test_failures);
     return test_failures == 0 ? 0 : 1;
 }

@@ -332,6 +332,34 @@ static void NulAndDepthAreRefused() {
   CHECK(!db->Document("c/deep").Get().result()->exists());
 }
 
+// Settings::set_host (issue 12): refusals through Create's error and message; a host nothing
+// answers at opens (the connection is made in the background) and its writes wait.
+static void HostSettings() {
+  Settings defaults;
+  CHECK(defaults.host().empty() && defaults.is_ssl_enabled());
+  auto open = [](const std::string& host, bool ssl, Error* error, std::string* message) {
+    Settings s;
+    s.set_host(host);
+    s.set_ssl_enabled(ssl);
+    return Firestore::Create(s, error, message);
+  };
+  Error error = kErrorOk;
+  std::string message;
+  CHECK(open("127.0.0.1:8080", true, &error, &message) == nullptr);
+  CHECK(error == kErrorUnimplemented && message.find("TLS is not supported yet") != std::string::npos);
+  CHECK(open(std::string("127.0.0.1\0:8080", 15), false, &error, &message) == nullptr);
+  CHECK(error == kErrorInvalidArgument && message.find("Settings host must not contain a NUL") != std::string::npos);
+  CHECK(open("localhost", false, &error, &message) == nullptr);
+  CHECK(error == kErrorInvalidArgument && message.find("no port") != std::string::npos);
+  auto db = open("127.0.0.1:9", false, &error, &message);
+  CHECK(db != nullptr && error == kErrorOk);
+  if (db) {
+    Future<void> w = db->Document("c/a").Set({{"v", FieldValue::Integer(1)}});
+    Sleep(50);
+    CHECK(w.status() == kFutureStatusPending);   // nothing answers at the discard port
+  }
+}
+
 int main() {
 #define RUN(t) do { t(); ExpectNoInstances(#t); } while (0)
   RUN(ValuesRoundTrip);
@@ -342,6 +370,7 @@ int main() {
   RUN(BatchTransactionNetwork);
   RUN(ChangeDocumentIsTheChangedOne);
   RUN(NulAndDepthAreRefused);
+  RUN(HostSettings);
   std::printf("C++ wrapper tests: %d checks, %d failures\n", checks, failures);
   return failures == 0 ? 0 : 1;
 }

@@ -45,12 +45,8 @@ class Database {
   static std::unique_ptr<Database> Create(const firestore::Settings& settings = firestore::Settings(),
                                           Error* error = nullptr, std::string* error_message = nullptr) {
     ember_settings s;
-    ember_settings_init(&s);
-    s.path = settings.path().empty() ? nullptr : settings.path().c_str();
-    s.persistence = settings.is_persistence_enabled();
-    s.cache_size_bytes = settings.cache_size_bytes();
     ember_error err = internal::NewError();
-    ember_db* db = firestore::internal::NoNul(settings.path(), "Settings path", &err) ? ember_db_open(&s, &err) : nullptr;
+    ember_db* db = firestore::internal::CSettings(settings, &s, &err) ? ember_db_open(&s, &err) : nullptr;
     if (error) *error = ErrorFromCode(err.code);
     if (error_message) *error_message = err.message;
     if (!db) return nullptr;

@@ -24,7 +24,7 @@ from . import _ember
 from ._documents import (DocumentSnapshot, Watch, WriteResult, _TransactionalDocumentSnapshot,
                          document_dispatcher)
 from ._errors import (AbortedError, AlreadyExistsError, EmberError, FailedPreconditionError, InvalidArgumentError,
-                      UnavailableError)
+                      UnavailableError, UnimplementedError)
 from ._values import ListenSource, Source, field_path_str
 
 from typing import TYPE_CHECKING
@@ -104,15 +104,40 @@ class _hybridmethod:
         return functools.partial(self.f, cls if obj is None else obj)
 
 
+def _check_host(host: Any, ssl: bool, project: Any, database: Any) -> None:
+    """What Client(host=...) refuses before libember reads the address (which refuses an empty
+    host, a NUL, no port, ... with InvalidArgumentError): a host that is not a str, TLS (not
+    supported yet), another project or database than Ember's clients use."""
+    if not isinstance(host, str):
+        raise InvalidArgumentError(f"Client(host): expected a str such as '127.0.0.1:8080', not {type(host).__name__}")
+    if ssl:
+        raise UnimplementedError(f"Client(host={host!r}): TLS is not supported yet; pass ssl=False "
+                                 "(ember serve and the emulator speak plaintext)")
+    if project is not None and project != "demo-ember":
+        raise InvalidArgumentError(f"Client(project={project!r}, host=...): Ember's clients of a server use the project "
+                                   "'demo-ember'; other projects are not supported yet")
+    if database is not None and database != "(default)":
+        raise InvalidArgumentError(f"Client(database={database!r}, host=...): Ember's clients of a server use the "
+                                   "database '(default)'; other databases are not supported yet")
+
+
 class Client:
     """An Ember database: in memory (`Client()`) or at a path (`Client(path="app.ember")`).
 
+    `host="127.0.0.1:8080"` syncs the documents with that server (`ember serve` or the
+    Firestore emulator, database `projects/demo-ember/databases/(default)`) instead of the
+    in-process backend; `path` then holds the durable cache and pending writes, and the tree
+    (`reference()`) stays local. `ssl` (default True, as Firebase) must be False with a host:
+    TLS is not supported yet.
+
     A context manager; `close()` is idempotent. `project`, `credentials`, `database` and
-    `client_options` are accepted (and ignored) so google-cloud-firestore code keeps working.
+    `client_options` are accepted (and ignored) so google-cloud-firestore code keeps working;
+    with a host, `project` and `database` may only name Ember's (`demo-ember`, `(default)`).
     """
 
     def __init__(self, project: Any = None, credentials: Any = None, database: Any = None, *,
                  path: Any = None, persistence: Optional[bool] = None, cache_size_bytes: Optional[int] = None,
+                 host: Optional[str] = None, ssl: bool = True,
                  client_options: Any = None, client_info: Any = None) -> None:
         if persistence is None:
             persistence = path is not None
@@ -122,10 +147,15 @@ class Client:
             raise InvalidArgumentError(f"Client(cache_size_bytes): expected an int, not {type(cache_size_bytes).__name__}")
         elif not -2**63 <= cache_size_bytes < 2**63:
             raise InvalidArgumentError(f"Client(cache_size_bytes): {cache_size_bytes} is out of the 64-bit range")
-        self._db = _ember.Database(path, bool(persistence), cache_size_bytes)
+        if not isinstance(ssl, bool):
+            raise InvalidArgumentError(f"Client(ssl): expected a bool, not {type(ssl).__name__}")
+        if host is not None:
+            _check_host(host, ssl, project, database)
+        self._db = _ember.Database(path, bool(persistence), cache_size_bytes, host, ssl)
         self._online = True
         self._db.ref_factory = self._ref
         self._path = path
+        self._host = host
         self.project = project
         self._database = database or "(default)"
         _open_clients.add(self)
@@ -148,6 +178,8 @@ class Client:
 
     def __repr__(self) -> str:
         where = "memory" if self._path is None else repr(str(self._path))
+        if self._host is not None:
+            where += f" host={self._host!r}"
         return f"<ember.Client {where}{' closed' if self.closed else ''}>"
 
     # ------------------------------------------------------------ references

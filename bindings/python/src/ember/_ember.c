@@ -121,13 +121,21 @@ static int db_check(DbObject *self) {
 }
 
 static int Db_init(DbObject *self, PyObject *args, PyObject *kw) {
-    static char *kwlist[] = {"path", "persistence", "cache_size_bytes", NULL};
+    static char *kwlist[] = {"path", "persistence", "cache_size_bytes", "host", "ssl", NULL};
     PyObject *path = Py_None;
+    PyObject *host = Py_None;
     int persistence = 0;
     long long cache = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "|OpL", kwlist, &path, &persistence, &cache)) return -1;
+    int ssl = 1;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "|OpLOp", kwlist, &path, &persistence, &cache, &host, &ssl)) return -1;
     ember_settings s;
     ember_settings_init(&s);
+    if (host != Py_None) {
+        /* borrowed from `host` (kept alive by the caller's arguments) for the open below */
+        s.host = str_arg(host, "host");
+        if (!s.host) return -1;
+    }
+    s.ssl = ssl;
     if (path != Py_None) {
         PyObject *fs = PyOS_FSPath(path);
         if (!fs) return -1;

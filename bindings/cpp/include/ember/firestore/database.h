@@ -142,17 +142,14 @@ class Transaction {
 /// network switch. Not copyable; destroying it closes the database.
 class Firestore {
  public:
-  /// Opens a database with its own in-process backend (in memory by default). On failure returns
-  /// nullptr and fills `error` / `error_message` when given.
+  /// Opens a database with its own in-process backend (in memory by default), or with its
+  /// documents synced with `settings.host()`. On failure returns nullptr and fills `error` /
+  /// `error_message` when given.
   static std::unique_ptr<Firestore> Create(const Settings& settings = Settings(), Error* error = nullptr,
                                            std::string* error_message = nullptr) {
     ember_settings s;
-    ember_settings_init(&s);
-    s.path = settings.path().empty() ? nullptr : settings.path().c_str();
-    s.persistence = settings.is_persistence_enabled();
-    s.cache_size_bytes = settings.cache_size_bytes();
     ember_error err = internal::NewError();
-    ember_db* db = internal::NoNul(settings.path(), "Settings path", &err) ? ember_db_open(&s, &err) : nullptr;
+    ember_db* db = internal::CSettings(settings, &s, &err) ? ember_db_open(&s, &err) : nullptr;
     if (error) *error = static_cast<Error>(err.code);
     if (error_message) *error_message = err.message;
     if (!db) return nullptr;

@@ -136,6 +136,18 @@ inline bool NoNul(const std::string& s, const char* what, ember_error* err) {
   return false;
 }
 
+/// `settings` as the C ABI's ember_settings (its strings BORROWED from `settings`); false with
+/// `err` filled when a string holds a NUL (C would read only what precedes it).
+inline bool CSettings(const Settings& settings, ember_settings* s, ember_error* err) {
+  ember_settings_init(s);
+  s->path = settings.path().empty() ? nullptr : settings.path().c_str();
+  s->persistence = settings.is_persistence_enabled();
+  s->cache_size_bytes = settings.cache_size_bytes();
+  s->host = settings.host().empty() ? nullptr : settings.host().c_str();
+  s->ssl = settings.is_ssl_enabled();
+  return NoNul(settings.path(), "Settings path", err) && NoNul(settings.host(), "Settings host", err);
+}
+
 inline bool PayloadOk(const WritePayload& p, ember_error* err) {
   if (p.error.empty()) return true;
   *err = MakeError(kErrorInvalidArgument, p.error);

@@ -132,11 +132,22 @@ class Settings {
   void set_persistence_enabled(bool enabled) { persistence_ = enabled; }
   int64_t cache_size_bytes() const { return cache_size_bytes_; }
   void set_cache_size_bytes(int64_t value) { cache_size_bytes_ = value; }
+  /// The server the documents sync with, "host:port" (`ember serve`, the Firestore emulator);
+  /// empty (Ember's default; firebase-cpp's is firestore.googleapis.com): the in-process
+  /// backend. The tree stays local either way.
+  const std::string& host() const { return host_; }
+  void set_host(std::string host) { host_ = std::move(host); }
+  /// TLS to the host: true by default, as in firebase-cpp; not supported yet, so Create fails
+  /// with kErrorUnimplemented for a host unless it is set to false.
+  bool is_ssl_enabled() const { return ssl_enabled_; }
+  void set_ssl_enabled(bool enabled) { ssl_enabled_ = enabled; }
 
  private:
   std::string path_;
   bool persistence_ = false;
   int64_t cache_size_bytes_ = EMBER_CACHE_SIZE_DEFAULT;
+  std::string host_;
+  bool ssl_enabled_ = true;
 };
 
 namespace internal {

@@ -1,0 +1,28 @@
+import EmberCore
+import EmberModel
+#if canImport(EmberRemote)
+import EmberRemote
+#endif
+
+/// Responsible for: opening a client whose documents sync with a server (`FirestoreSettings.host`):
+/// the address is read and checked, TLS refused (not supported yet), the connection made with
+/// `RemoteBackend` (project `demo-ember`, database `(default)`) and ended when the client closes.
+/// A build without the server's targets (`EMBER_CORE_ONLY=1`) refuses every host.
+///
+///     let client = try FirestoreHost.client(host: "127.0.0.1:8080", ssl: false, options: o)
+enum FirestoreHost {
+    static func client(host: String, ssl: Bool, options: EmberOptions) throws -> EmberClient {
+        #if canImport(EmberRemote)
+        let address = try RemoteAddress(parsing: host)
+        if ssl {
+            throw EmberError(.unimplemented, "TLS is not supported yet; set isSSLEnabled = false (host '\(address.description)')")
+        }
+        let remote = try RemoteBackend(address: address)
+        let client = try EmberClient(options: options, documents: remote)
+        client.atClose { remote.close() }
+        return client
+        #else
+        throw EmberError(.unimplemented, "This build has no remote support (built with EMBER_CORE_ONLY=1): settings.host '\(host)' cannot be used")
+        #endif
+    }
+}

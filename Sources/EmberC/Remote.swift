@@ -1,0 +1,35 @@
+import CEmberABI
+import EmberCore
+import EmberModel
+#if canImport(EmberRemote)
+import EmberRemote
+#endif
+
+// Responsible for: ember_settings.host and .ssl: opening a database whose documents sync with a
+// server (`ember serve`, the Firestore emulator). The host is read as the other strings are
+// (NULL: the in-process backend; bad UTF-8 or empty: invalid-argument), then as `host:port`;
+// ssl true is refused (TLS is not supported yet); the connection (project demo-ember, database
+// (default)) ends when the database closes. A library built without the server's targets
+// (EMBER_CORE_ONLY=1) refuses any host with unimplemented.
+
+/// The client `settings` (NULL: defaults) describe: in-process, or synced with settings->host.
+func openClient(_ settings: UnsafePointer<ember_settings>?) throws -> EmberClient {
+    let o = try options(settings)
+    guard let s = settings?.pointee, let hostPointer = s.host else { return try EmberClient(options: o) }
+    let host = try text(hostPointer, "settings.host")
+    if host.isEmpty {
+        throw invalid("settings.host is empty: give the server as host:port (e.g. 127.0.0.1:8080), or NULL for the in-process backend")
+    }
+    #if canImport(EmberRemote)
+    let address = try RemoteAddress(parsing: host)
+    if s.ssl {
+        throw EmberError(.unimplemented, "TLS is not supported yet; set settings.ssl = false (host '\(address.description)')")
+    }
+    let remote = try RemoteBackend(address: address)
+    let client = try EmberClient(options: o, documents: remote)
+    client.atClose { remote.close() }
+    return client
+    #else
+    throw EmberError(.unimplemented, "This build of libember has no remote support (built with EMBER_CORE_ONLY=1): settings.host '\(host)' cannot be used")
+    #endif
+}

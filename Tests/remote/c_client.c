@@ -1,0 +1,220 @@
+/* The C client process of the mixed-language tests (Tests/remote/README.md has the protocol).
+ *
+ *   c_client HOST COLLECTION NAME NAME1,NAME2,...   the rounds: listen, set COLLECTION/NAME in
+ *                                                   rounds 1 and 2, wait for every named client
+ *   c_client queue HOST PATH COLLECTION N           a durable client (server down): N increments
+ *                                                   of COLLECTION/counter and N documents, queued,
+ *                                                   then closed without waiting
+ *   c_client drain HOST PATH                        the same file reopened: waits (90 s at most)
+ *                                                   until every queued write is acknowledged
+ *
+ * Responsible for: driving libember over settings.host from C as the other languages' clients
+ * do; every wait is bounded; exit status 2 (state on stderr) on a timeout or an error. */
+#define _POSIX_C_SOURCE 200809L
+#include "ember.h"
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define MAX_NAMES 8
+
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static int synced = 0;
+static int own_pending = -1;            /* -1: own document not seen yet */
+static char pending_seq[256] = "";      /* "true,false,..." repeats dropped */
+static int last_pending = -1;
+static const char *names[MAX_NAMES];
+static int rounds[MAX_NAMES];
+static int name_count = 0;
+static const char *me = "";
+static char listener_error[EMBER_ERROR_MESSAGE_SIZE + 16] = "";
+
+static void sleep_ms(int ms) {
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void die(const char *why, const ember_error *err) {
+    int i;
+    pthread_mutex_lock(&mu);
+    fprintf(stderr, "c client %s: %s%s%s; synced=%d pending=[%s]", me, why, err ? ": " : "", err ? err->message : "",
+            synced, pending_seq);
+    for (i = 0; i < name_count; i++) fprintf(stderr, " %s=%d", names[i], rounds[i]);
+    fprintf(stderr, "\n");
+    pthread_mutex_unlock(&mu);
+    exit(2);
+}
+
+/* The query listener (event thread): the server's first answer, each client's round, and the
+ * own document's pending flag. */
+static void on_snapshot(void *ctx, const ember_snapshot *snap, const ember_error *error) {
+    size_t i, n;
+    int k;
+    (void)ctx;
+    pthread_mutex_lock(&mu);
+    if (error) {
+        snprintf(listener_error, sizeof listener_error, "%d %s", (int)error->code, error->message);
+        pthread_mutex_unlock(&mu);
+        return;
+    }
+    if (!ember_snapshot_is_from_cache(snap)) synced = 1;
+    n = ember_snapshot_size(snap);
+    for (i = 0; i < n; i++) {
+        const ember_document *doc = ember_snapshot_document(snap, i);
+        const char *id = ember_document_id(doc);
+        char *round = ember_document_get(doc, "round", EMBER_FORMAT_JSON, NULL, NULL);
+        for (k = 0; k < name_count; k++) {
+            if (strcmp(names[k], id) == 0) rounds[k] = round ? atoi(round) : 0;
+        }
+        ember_free(round);
+        if (strcmp(id, me) == 0) {
+            int p = ember_document_has_pending_writes(doc) ? 1 : 0;
+            if (p != last_pending && strlen(pending_seq) < sizeof pending_seq - 8) {
+                if (last_pending != -1) strcat(pending_seq, ",");
+                strcat(pending_seq, p ? "true" : "false");
+                last_pending = p;
+            }
+            own_pending = p;
+        }
+    }
+    pthread_mutex_unlock(&mu);
+}
+
+static int round_reached(int round) {
+    int k, ok = own_pending == 0;
+    for (k = 0; k < name_count; k++) ok = ok && rounds[k] >= round;
+    return ok;
+}
+
+static ember_db *open_host(const char *host, const char *path) {
+    ember_settings s;
+    ember_error err;
+    ember_db *db;
+    ember_settings_init(&s);
+    s.host = host;
+    s.ssl = false;
+    s.path = path;
+    db = ember_db_open(&s, &err);
+    if (!db) die("ember_db_open", &err);
+    return db;
+}
+
+static int run_rounds(const char *host, const char *collection, char *list) {
+    ember_error err;
+    ember_db *db = open_host(host, NULL);
+    ember_query *q = ember_query_new(db, collection, &err);
+    ember_listener_token token;
+    char path[512], data[256];
+    char *tok;
+    int round, k;
+    double deadline;
+    for (tok = strtok(list, ","); tok && name_count < MAX_NAMES; tok = strtok(NULL, ",")) names[name_count++] = tok;
+    if (!q) die("ember_query_new", &err);
+    token = ember_query_listen(q, EMBER_LISTEN_INCLUDE_METADATA_CHANGES, on_snapshot, NULL, NULL, &err);
+    if (!token) die("ember_query_listen", &err);
+    ember_query_release(q);
+    deadline = now_s() + 60;
+    for (;;) {
+        int ok;
+        pthread_mutex_lock(&mu);
+        ok = synced;
+        pthread_mutex_unlock(&mu);
+        if (ok) break;
+        if (now_s() > deadline) die("timed out waiting for the server's first answer", NULL);
+        sleep_ms(5);
+    }
+    snprintf(path, sizeof path, "%s/%s", collection, me);
+    for (round = 1; round <= 2; round++) {
+        snprintf(data, sizeof data, "{\"name\":\"%s\",\"round\":%d,\"lang\":\"c\"}", me, round);
+        if (!ember_doc_set(db, path, EMBER_FORMAT_JSON, data, EMBER_NTS, NULL, 0, NULL, NULL, &err)) die("ember_doc_set", &err);
+        deadline = now_s() + 60;
+        for (;;) {
+            int ok;
+            pthread_mutex_lock(&mu);
+            ok = round_reached(round);
+            if (listener_error[0]) { pthread_mutex_unlock(&mu); die("listener error", NULL); }
+            pthread_mutex_unlock(&mu);
+            if (ok) break;
+            if (now_s() > deadline) die("timed out waiting for a round", NULL);
+            sleep_ms(5);
+        }
+    }
+    ember_listener_remove(token);
+    pthread_mutex_lock(&mu);
+    printf("pending %s\n", pending_seq);
+    for (k = 0; k < name_count; k++) printf("saw %s %d\n", names[k], rounds[k]);
+    pthread_mutex_unlock(&mu);
+    printf("done\n");
+    ember_db_release(db);
+    return 0;
+}
+
+static int run_queue(const char *host, const char *path, const char *collection, int n) {
+    ember_error err;
+    ember_db *db = open_host(host, path);
+    char doc[512], data[64];
+    int i;
+    snprintf(doc, sizeof doc, "%s/counter", collection);
+    for (i = 0; i < n; i++) {
+        if (!ember_doc_merge(db, doc, EMBER_FORMAT_JSON, "{}", EMBER_NTS, "{\"n\":{\"increment\":1}}", EMBER_NTS,
+                             NULL, 0, NULL, NULL, &err)) die("ember_doc_merge", &err);
+    }
+    for (i = 0; i < n; i++) {
+        snprintf(doc, sizeof doc, "%s/d%d", collection, i);
+        snprintf(data, sizeof data, "{\"i\":%d}", i);
+        if (!ember_doc_set(db, doc, EMBER_FORMAT_JSON, data, EMBER_NTS, NULL, 0, NULL, NULL, &err)) die("ember_doc_set", &err);
+    }
+    if (!ember_db_close(db, &err)) die("ember_db_close", &err);
+    ember_db_release(db);
+    printf("queued %d\n", 2 * n);
+    return 0;
+}
+
+static int drained = 0;
+static ember_error drain_error;
+
+static void on_drained(void *ctx, const ember_error *error) {
+    (void)ctx;
+    pthread_mutex_lock(&mu);
+    drain_error = *error;
+    drained = 1;
+    pthread_mutex_unlock(&mu);
+}
+
+static int run_drain(const char *host, const char *path) {
+    ember_error err;
+    ember_db *db = open_host(host, path);
+    double deadline = now_s() + 90;
+    if (!ember_db_wait_for_pending_writes(db, on_drained, NULL, &err)) die("ember_db_wait_for_pending_writes", &err);
+    printf("waiting\n");
+    fflush(stdout);
+    for (;;) {
+        int done;
+        pthread_mutex_lock(&mu);
+        done = drained;
+        pthread_mutex_unlock(&mu);
+        if (done) break;
+        if (now_s() > deadline) die("timed out waiting for the queued writes' acknowledgements", NULL);
+        sleep_ms(10);
+    }
+    if (drain_error.code != EMBER_OK) die("the queued writes failed", &drain_error);
+    printf("drained\n");
+    ember_db_release(db);
+    return 0;
+}
+
+int main(int argc, char **argv) {
+    if (argc == 6 && strcmp(argv[1], "queue") == 0) { me = "queue"; return run_queue(argv[2], argv[3], argv[4], atoi(argv[5])); }
+    if (argc == 4 && strcmp(argv[1], "drain") == 0) { me = "drain"; return run_drain(argv[2], argv[3]); }
+    if (argc == 5) { me = argv[3]; return run_rounds(argv[1], argv[2], argv[4]); }
+    fprintf(stderr, "usage: c_client HOST COLLECTION NAME NAMES | queue HOST PATH COLLECTION N | drain HOST PATH\n");
+    return 64;
+}

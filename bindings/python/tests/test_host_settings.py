@@ -1,0 +1,70 @@
+"""ember.Client(host=..., ssl=...) (issue 12) without a server: every refusal is a typed
+exception (InvalidArgumentError, a ValueError, for a host that is not "host:port";
+UnimplementedError, a NotImplementedError, for TLS), and a client of an unreachable host opens,
+keeps its writes pending and its tree local. Clients of a running `ember serve` are tested in
+Tests/remote (make test-remote)."""
+import pytest
+
+import ember
+
+UNREACHABLE = "127.0.0.1:9"   # the discard port: nothing listens there
+
+
+@pytest.mark.parametrize("host, message", [
+    ("127.0.0.1\x00:8080", "must not contain a NUL character"),
+    ("", "host is empty"),
+    ("localhost", "no port"),
+    ("127.0.0.1:0", "the port must be a number in 1-65535"),
+    ("127.0.0.1:99999", "the port must be a number in 1-65535"),
+    ("::1:8080", "IPv6 address in brackets"),
+    ("[::1]", "no port"),
+    ("http://127.0.0.1:8080", "without a scheme or a path"),
+    ("127.0.0.1 :8080", "a space or a control character"),
+])
+def test_a_host_that_is_not_host_colon_port_is_refused(host, message):
+    with pytest.raises(ember.InvalidArgumentError) as e:
+        ember.Client(host=host, ssl=False)
+    assert message in str(e.value)
+    assert isinstance(e.value, ValueError) and e.value.code == 3
+
+
+def test_tls_is_refused_and_is_the_default():
+    with pytest.raises(ember.UnimplementedError) as e:
+        ember.Client(host="127.0.0.1:8080")
+    assert "TLS is not supported yet; pass ssl=False" in str(e.value)
+    assert isinstance(e.value, NotImplementedError)
+    with pytest.raises(ember.UnimplementedError):
+        ember.Client(host="127.0.0.1:8080", ssl=True)
+    # Without a host, ssl means nothing.
+    ember.Client(ssl=True).close()
+
+
+@pytest.mark.parametrize("kwargs", [
+    {"host": b"127.0.0.1:8080", "ssl": False},
+    {"host": 8080, "ssl": False},
+    {"host": "127.0.0.1:8080", "ssl": "no"},
+    {"host": "127.0.0.1:8080", "ssl": False, "project": "my-project"},
+    {"host": "127.0.0.1:8080", "ssl": False, "database": "other"},
+])
+def test_wrong_types_and_other_databases_are_refused(kwargs):
+    with pytest.raises(ember.InvalidArgumentError):
+        ember.Client(**kwargs)
+
+
+def test_an_unreachable_host_opens_and_writes_stay_pending(tmp_path):
+    path = str(tmp_path / "app.ember")
+    with ember.Client(host=UNREACHABLE, ssl=False, project="demo-ember", database="(default)", path=path) as db:
+        assert UNREACHABLE in repr(db)
+        assert db.is_persistent
+        # The tree syncs with the in-process backend: acknowledged without the server.
+        db.reference("posts/p1").set({"title": "Hi"}).wait(5)
+        assert db.reference("posts/p1").get() == {"title": "Hi"}
+        db.disable_network()                       # writes return at once, pending
+        result = db.collection("cities").document("SF").set({"name": "SF"})
+        assert result.update_time is None
+        snap = db.collection("cities").document("SF").get(source=ember.Source.CACHE)
+        assert snap.to_dict() == {"name": "SF"} and snap.metadata.has_pending_writes
+    # Reopened (still no server): the write is still queued in the file.
+    with ember.Client(host=UNREACHABLE, ssl=False, path=path) as db:
+        snap = db.collection("cities").document("SF").get(source=ember.Source.CACHE)
+        assert snap.to_dict() == {"name": "SF"} and snap.metadata.has_pending_writes
