@@ -192,8 +192,15 @@ python-venv: $(PY)
 python-install: deps python-venv
 	EMBER_SWIFT_JOBS=$(JOBS) $(PY) -m pip install -q --force-reinstall --no-deps ./bindings/python
 
-test-python: python-install
-	cd bindings/python && ../../$(WATCHDOG) ../../$(PY) -m pytest -q -p no:cacheprovider -o faulthandler_timeout=300 tests
+# `make test` installs the package around the debug libember the C tests use (EMBER_LIBRARY), also
+# in the fresh-venv test: the release build (`make demo`, `make bench-python`, a user's pip install)
+# would compile the gRPC stack a second time.
+.PHONY: python-install-test
+python-install-test: deps python-venv lib
+	EMBER_LIBRARY=$(abspath $(LIB_DIR))/libember-c.so $(PY) -m pip install -q --force-reinstall --no-deps ./bindings/python
+
+test-python: python-install-test
+	cd bindings/python && EMBER_LIBRARY=$(abspath $(LIB_DIR))/libember-c.so ../../$(WATCHDOG) ../../$(PY) -m pytest -q -p no:cacheprovider -o faulthandler_timeout=300 tests
 
 # The seed's scenario in Python (the package installed in $(PY_VENV)).
 demo-python: python-install
@@ -346,7 +353,7 @@ bench-server: deps server-venv
 REMOTE_DIR = $(LIB_PATH)/remote
 .PHONY: test-remote
 test: test-remote
-test-remote: lib server-bin python-install
+test-remote: lib server-bin python-install-test
 	$(SWIFT) build -j $(JOBS) --product EmberHostClient
 	@mkdir -p $(REMOTE_DIR)
 	$(CC) -std=c99 $(C_WARN) -g -Iinclude Tests/remote/c_client.c -L$(LIB_DIR) -lember -Wl,-rpath,$(abspath $(LIB_DIR)) -lpthread -o $(REMOTE_DIR)/c_client

@@ -6,7 +6,8 @@
   3. compiles `ember._ember` against the Python headers and include/ember.h, linked to that copy
      with rpath $ORIGIN, so the library is found next to the module from any directory.
 Environment: EMBER_SOURCE_DIR (the repository; default: two levels up), SWIFT (default `swift`),
-EMBER_SWIFT_JOBS (default: the CPU count).
+EMBER_SWIFT_JOBS (default: the CPU count), EMBER_LIBRARY (a libember already built, used instead of
+step 1: `make test` passes the debug one its C tests use, so the gRPC stack is not built twice).
 """
 import os
 import shutil
@@ -23,6 +24,13 @@ PKG = HERE / "src" / "ember"
 
 
 def build_libember() -> Path:
+    prebuilt = os.environ.get("EMBER_LIBRARY")
+    if prebuilt:
+        lib = Path(prebuilt).resolve()
+        if not lib.is_file():
+            raise SystemExit(f"ember: EMBER_LIBRARY={prebuilt} is not a file")
+        print(f"ember: using the prebuilt {lib}", flush=True)
+        return lib
     if not (ROOT / "Package.swift").exists():
         raise SystemExit(f"ember: the Swift package was not found at {ROOT} (set EMBER_SOURCE_DIR)")
     swift = os.environ.get("SWIFT", "swift")
