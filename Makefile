@@ -145,7 +145,7 @@ test-c-valgrind:
 test-c-asan:
 	@echo "== C tests under AddressSanitizer + UBSan"
 	$(CC) -std=c99 $(C_WARN) -g -O1 -fsanitize=address,undefined -fno-omit-frame-pointer $(C_TEST_LINK) -o $(CTEST_DIR)/ember-ctests-asan
-	ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions=bindings/c/tests/lsan.supp UBSAN_OPTIONS=halt_on_error=1 $(WATCHDOG) $(CTEST_DIR)/ember-ctests-asan
+	ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions=bindings/c/tests/lsan.supp UBSAN_OPTIONS=halt_on_error=1 WATCHDOG_STDBUF=0 $(WATCHDOG) $(CTEST_DIR)/ember-ctests-asan
 
 # Installs the header, the library (libember.so -> .so.0 -> .so.0.1.0) and ember.pc under PREFIX.
 install:

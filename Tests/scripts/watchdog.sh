@@ -17,7 +17,9 @@ descendants() {
     for p in $(pgrep -P "$1"); do echo "$p"; descendants "$p"; done
 }
 
-stdbuf -oL -eL "$@" &
+# (WATCHDOG_STDBUF=0 for a program built with AddressSanitizer, whose runtime must be the first
+# library loaded: stdbuf preloads its own.)
+if [ "${WATCHDOG_STDBUF:-1}" = 1 ]; then stdbuf -oL -eL "$@" & else "$@" & fi
 child=$!
 # A background command ignores SIGINT: pass an interrupt (or a TERM) on to the whole command.
 trap 'kill -TERM $(descendants "$child") "$child" 2>/dev/null; exit 130' INT TERM
