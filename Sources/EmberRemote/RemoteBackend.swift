@@ -1,4 +1,5 @@
 import Dispatch
+import Foundation
 import EmberBackend
 import EmberFirestoreProto
 import EmberModel
@@ -22,6 +23,11 @@ public final class RemoteBackend: BackendEndpoint, @unchecked Sendable {
     public let stats = RemoteStats()
     private let grpc: GRPCClient<HTTP2ClientTransport.Posix>
     let firestore: FirestoreClient
+    /// Runs the connection; `ended` is signalled once it has stopped.
+    private var running: Task<Void, Never>!
+    private let ended = DispatchSemaphore(value: 0)
+    private let closeLock = NSLock()
+    private var closed = false
 
     /// Connects to `host:port` (an IPv4 or IPv6 address, or a name resolved by DNS) for database
     /// `projects/PROJECT/databases/DATABASE`. Throws invalidArgument for a port out of range.
@@ -50,8 +56,11 @@ public final class RemoteBackend: BackendEndpoint, @unchecked Sendable {
             throw EmberError(.invalidArgument, "Cannot connect to \(host):\(port): \(error)")
         }
         firestore = FirestoreClient(wrapping: grpc)
-        let grpc = self.grpc
-        Task { try? await grpc.runConnections() }
+        let grpc = self.grpc, ended = self.ended
+        running = Task {
+            try? await grpc.runConnections()
+            ended.signal()
+        }
     }
 
     /// Connects to `address` (see `RemoteAddress(parsing:)` for the `host:port` text).
@@ -63,8 +72,20 @@ public final class RemoteBackend: BackendEndpoint, @unchecked Sendable {
         RemoteLink(endpoint: self, client: client, deliveryQueue: queue)
     }
 
-    /// Ends the connection once the calls in flight finish (streams still open end with it).
-    public func close() { grpc.beginGracefulShutdown() }
+    /// Ends the connection and returns once it has stopped: the calls in flight get two seconds
+    /// to finish, then the connection is cancelled (streams still open end with it). Nothing of
+    /// the connection runs after it returns. Idempotent. Not from inside an async task.
+    public func close() {
+        closeLock.lock()
+        defer { closeLock.unlock() }
+        guard !closed else { return }
+        closed = true
+        grpc.beginGracefulShutdown()
+        if ended.wait(timeout: .now() + 2) == .timedOut {
+            running.cancel()
+            _ = ended.wait(timeout: .now() + 5)
+        }
+    }
 
     deinit { grpc.beginGracefulShutdown() }
 }
