@@ -223,8 +223,8 @@ ember_db *ember_db_open(const ember_settings *settings, ember_error *err);
  *  the callback must not use its ctx after the call: its ctx_free has run). The handle stays
  *  valid until ember_db_release. When it returns, no Ember thread works for this database any
  *  more (a commit in flight at the in-process backend has finished); with a host, the
- *  connection to the server is then ending on the network threads libember shares between
- *  databases (what was not acknowledged stays queued in a durable cache). */
+ *  connection to the server has stopped too (calls in flight get 2 s, then it is cancelled;
+ *  what was not acknowledged stays queued in a durable cache). */
 bool ember_db_close(ember_db *db, ember_error *err);
 
 /** Closes (if needed) and releases the caller's handle. NULL does nothing. Queries that still
