@@ -359,3 +359,19 @@ test-remote: lib server-bin python-install-test
 	$(CC) -std=c99 $(C_WARN) -g -Iinclude Tests/remote/c_client.c -L$(LIB_DIR) -lember -Wl,-rpath,$(abspath $(LIB_DIR)) -lpthread -o $(REMOTE_DIR)/c_client
 	EMBER_BIN=$(EMBER_BIN) EMBER_C_CLIENT=$(abspath $(REMOTE_DIR))/c_client EMBER_SWIFT_CLIENT=$(abspath .build/debug/EmberHostClient) \
 	  $(WATCHDOG) $(PY) -m pytest -q -p no:cacheprovider -o faulthandler_timeout=300 Tests/remote
+
+# ---- issue 12's benchmarks: Ember's clients of `ember serve`, the Firestore emulator beside it ----
+# (bench/remote/README.md). One release build in $(BENCH_PATH): the server, libember (which the
+# Python package in $(PY_VENV) is installed around, EMBER_LIBRARY: no second build of the gRPC
+# stack) and the Swift client processes (EmberRemoteBench). BENCH_REMOTE_ARGS: e.g. --samples 200,
+# --only ember, --json FILE.
+BENCH_REMOTE_ARGS ?=
+.PHONY: bench-remote
+bench: bench-remote
+bench-remote: deps server-venv python-venv
+	$(SWIFT) build -j $(JOBS) -c release --scratch-path $(BENCH_PATH) --product ember
+	$(SWIFT) build -j $(JOBS) -c release --scratch-path $(BENCH_PATH) --product ember-c
+	$(SWIFT) build -j $(JOBS) -c release --scratch-path $(BENCH_PATH) --product EmberRemoteBench
+	EMBER_LIBRARY=$(abspath $(BENCH_PATH))/release/libember-c.so $(PY) -m pip install -q --force-reinstall --no-deps ./bindings/python
+	$(SERVER_PY) bench/remote/bench_remote.py --ember-bin $(BENCH_PATH)/release/ember \
+	  --swift-bench $(BENCH_PATH)/release/EmberRemoteBench --ember-python $(abspath $(PY)) $(BENCH_REMOTE_ARGS)

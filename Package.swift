@@ -104,6 +104,11 @@ var serverTargets: [Target] {
         ], swiftSettings: swift5),
         // A Swift client process of the mixed-language tests (Tests/remote): Ember over `host`.
         .executableTarget(name: "EmberHostClient", dependencies: ["Ember"], swiftSettings: swift5),
+        // Issue 12's benchmark clients (bench/remote): the public API over `host`, and the
+        // internal modules where the figure needs `RemoteBackend.stats` (release, `make bench-remote`).
+        .executableTarget(name: "EmberRemoteBench", dependencies: [
+            "Ember", "EmberCore", "EmberModel", "EmberRemote", "EmberStorage", "EmberBackend",
+        ], path: "bench/remote-swift", swiftSettings: swift5),
         .testTarget(name: "EmberServerTests", dependencies: [
             "EmberServer", "EmberFirestoreProto", "EmberModel",
             .product(name: "GRPCCore", package: "grpc-swift-2"),
