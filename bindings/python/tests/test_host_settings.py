@@ -3,6 +3,8 @@ exception (InvalidArgumentError, a ValueError, for a host that is not "host:port
 UnimplementedError, a NotImplementedError, for TLS), and a client of an unreachable host opens,
 keeps its writes pending and its tree local. Clients of a running `ember serve` are tested in
 Tests/remote (make test-remote)."""
+import time
+
 import pytest
 
 import ember
@@ -68,3 +70,18 @@ def test_an_unreachable_host_opens_and_writes_stay_pending(tmp_path):
     with ember.Client(host=UNREACHABLE, ssl=False, path=path) as db:
         snap = db.collection("cities").document("SF").get(source=ember.Source.CACHE)
         assert snap.to_dict() == {"name": "SF"} and snap.metadata.has_pending_writes
+
+
+def test_a_write_while_the_server_is_unreachable_returns_pending_after_the_bounded_wait(tmp_path, monkeypatch):
+    # Online (network enabled) but no server: the write is queued, not an error. It waits
+    # REMOTE_WRITE_WAIT for an acknowledgement, then returns pending instead of blocking.
+    monkeypatch.setattr(ember.Client, "REMOTE_WRITE_WAIT", 0.5)
+    with ember.Client(host=UNREACHABLE, ssl=False, path=str(tmp_path / "app.ember")) as db:
+        started = time.monotonic()
+        result = db.collection("cities").document("LA").set({"name": "LA"})
+        assert time.monotonic() - started < 5
+        assert result.update_time is None and not result.done
+        with pytest.raises(ember.DeadlineExceededError):
+            result.wait(0.1)
+        snap = db.collection("cities").document("LA").get(source=ember.Source.CACHE)
+        assert snap.to_dict() == {"name": "LA"} and snap.metadata.has_pending_writes

@@ -23,8 +23,8 @@ from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequ
 from . import _ember
 from ._documents import (DocumentSnapshot, Watch, WriteResult, _TransactionalDocumentSnapshot,
                          document_dispatcher)
-from ._errors import (AbortedError, AlreadyExistsError, EmberError, FailedPreconditionError, InvalidArgumentError,
-                      UnavailableError, UnimplementedError)
+from ._errors import (AbortedError, AlreadyExistsError, DeadlineExceededError, EmberError, FailedPreconditionError,
+                      InvalidArgumentError, UnavailableError, UnimplementedError)
 from ._values import ListenSource, Source, field_path_str
 
 from typing import TYPE_CHECKING
@@ -242,8 +242,20 @@ class Client:
         delivered), at once with a pending result whose wait() blocks until the acknowledgement."""
         r = WriteResult(pending)
         if self._online and not _ember.on_event_thread():
-            r.wait()
+            if self._host is None:
+                r.wait()
+            else:
+                # A server may be out of reach: the write is queued (and sent once it answers),
+                # so after REMOTE_WRITE_WAIT it returns pending, as offline, instead of blocking.
+                try:
+                    r.wait(self.REMOTE_WRITE_WAIT)
+                except DeadlineExceededError:
+                    pass
         return r
+
+    #: With a host, how long (seconds) a write waits for the server's acknowledgement before it
+    #: returns pending (its `wait()` then blocks until the acknowledgement).
+    REMOTE_WRITE_WAIT = 10.0
 
     def set_index_configuration(self, json_text: str) -> None:
         """Builds the offline indexes of Firestore's index JSON (`{"indexes": [...],
