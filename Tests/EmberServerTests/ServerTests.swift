@@ -41,7 +41,7 @@ final class ServerTests: XCTestCase {
     /// fails instead of hanging.
     static func transport(port: Int) throws -> HTTP2ClientTransport.Posix {
         let bounded = MethodConfig(names: [MethodConfig.Name(service: "")], timeout: .seconds(120))
-        return try .http2NIOPosix(target: .ipv4(host: "127.0.0.1", port: port), transportSecurity: .plaintext,
+        return try .http2NIOPosix(target: .ipv4(address: "127.0.0.1", port: port), transportSecurity: .plaintext,
                                   serviceConfig: ServiceConfig(methodConfig: [bounded]))
     }
 
