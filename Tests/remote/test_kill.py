@@ -37,7 +37,7 @@ SLACK = 10           # documents the listener may be sent beyond those changed a
 
 
 class Output:
-    """A process's stdout lines, read by a thread, each with the time it was read."""
+    """A process's stdout lines, read as they come by a thread (None at the end of output)."""
 
     def __init__(self, p):
         self.p = p
