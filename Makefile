@@ -36,6 +36,13 @@ test-swift: deps
 	$(SWIFT) build -j $(JOBS) --build-tests
 	$(WATCHDOG) $(SWIFT) test --skip-build
 	$(MAKE) --no-print-directory test-hygiene
+	$(MAKE) --no-print-directory test-remote-emulator
+
+# EmberRemoteTests again, against the Firestore emulator (issue 12: the same scenarios there), on
+# the tests test-swift built; skipped with a message where the emulator is not installed.
+.PHONY: test-remote-emulator
+test-remote-emulator:
+	SWIFT=$(SWIFT) $(WATCHDOG) $(PYTHON) Tests/scripts/remote_tests_on_emulator.py .build
 
 # The test of the test runner: the Firestore emulator a test process starts is gone however the
 # process ends (normal end, failed assertion, SIGKILL, SIGKILL without being reaped).

@@ -75,14 +75,22 @@ public struct PersistentCacheSettings: LocalCacheSettings {
 public final class Firestore: @unchecked Sendable {
     let client: EmberClient
     public let settings: FirestoreSettings
+    /// With a host: the documents the server's Listen streams sent so far (`RemoteBackend.stats`).
+    private let documentsReceived: (@Sendable () -> Int)?
 
     private static let sharedLock = Lock()
     nonisolated(unsafe) private static var shared: Firestore?
 
-    init(client: EmberClient, settings: FirestoreSettings) {
+    init(client: EmberClient, settings: FirestoreSettings, documentsReceived: (@Sendable () -> Int)? = nil) {
         self.client = client
         self.settings = settings
+        self.documentsReceived = documentsReceived
     }
+
+    /// The documents the server has sent this instance's listeners so far (nil without a host):
+    /// the process tests' figure for a listener resumed after a server restart (Tests/remote).
+    /// Not part of the API: `@_spi(EmberTesting) import Ember`.
+    @_spi(EmberTesting) public var documentsReceivedFromServer: Int? { documentsReceived?() }
 
     /// The process-wide in-memory instance (Firebase's `Firestore.firestore()`).
     public static func firestore() -> Firestore {
@@ -105,8 +113,8 @@ public final class Firestore: @unchecked Sendable {
         guard let host = settings.host else {
             return Firestore(client: try EmberClient(options: settings.options), settings: settings)
         }
-        return Firestore(client: try FirestoreHost.client(host: host, ssl: settings.isSSLEnabled, options: settings.options),
-                         settings: settings)
+        let (client, received) = try FirestoreHost.client(host: host, ssl: settings.isSSLEnabled, options: settings.options)
+        return Firestore(client: client, settings: settings, documentsReceived: received)
     }
 
     public func collection(_ collectionPath: String) -> CollectionReference {

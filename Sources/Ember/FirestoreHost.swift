@@ -9,9 +9,12 @@ import EmberRemote
 /// `RemoteBackend` (project `demo-ember`, database `(default)`) and ended when the client closes.
 /// A build without the server's targets (`EMBER_CORE_ONLY=1`) refuses every host.
 ///
-///     let client = try FirestoreHost.client(host: "127.0.0.1:8080", ssl: false, options: o)
+///     let (client, received) = try FirestoreHost.client(host: "127.0.0.1:8080", ssl: false, options: o)
+///
+/// `received` reads `RemoteBackend.stats.documentsReceived` (for the process tests, through
+/// `Firestore.documentsReceivedFromServer`, SPI `EmberTesting`).
 enum FirestoreHost {
-    static func client(host: String, ssl: Bool, options: EmberOptions) throws -> EmberClient {
+    static func client(host: String, ssl: Bool, options: EmberOptions) throws -> (EmberClient, @Sendable () -> Int) {
         #if canImport(EmberRemote)
         let address = try RemoteAddress(parsing: host)
         if ssl {
@@ -20,7 +23,8 @@ enum FirestoreHost {
         let remote = try RemoteBackend(address: address)
         let client = try EmberClient(options: options, documents: remote)
         client.atClose { remote.close() }
-        return client
+        let stats = remote.stats
+        return (client, { stats.documentsReceived })
         #else
         throw EmberError(.unimplemented, "This build has no remote support (built with EMBER_CORE_ONLY=1): settings.host '\(host)' cannot be used")
         #endif

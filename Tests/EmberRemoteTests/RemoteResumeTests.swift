@@ -20,7 +20,12 @@ final class RemoteResumeTests: XCTestCase {
     }
 
     func testARestartedDurableClientGetsOnlyWhatChangedWhileAway() throws {
-        if TestServer.externalPort != nil { throw XCTSkip("counts what ember serve sends on a resume") }
+        // The Firestore emulator (EMBER_REMOTE_TEST_PORT) does not resume from a token: it answers
+        // a target added with one by RESET and the whole result (measured with google-cloud-
+        // firestore's Listen: 51 of 51 documents after 2 changes; ember serve sends the 2 and an
+        // existence filter). There the scenario runs and its results are checked, not the counts
+        // of what is sent again.
+        let resumes = TestServer.externalPort == nil
         let server = try TestServer()
         defer { server.stop() }
         let (writer, writerRemote) = try server.client()
@@ -66,7 +71,9 @@ final class RemoteResumeTests: XCTestCase {
                 return last.documents.count == 51 && self.n(last, "d1") == .int(100) && self.n(last, "d2") == .int(200)
                     && self.n(last, "new") == .int(7)
             }
-            XCTAssertEqual(remote.stats.documentsReceived, 3, "only the changed and added documents are sent again")
+            if resumes {
+                XCTAssertEqual(remote.stats.documentsReceived, 3, "only the changed and added documents are sent again")
+            }
             token.remove()
             a.close()
             remote.close()

@@ -7,6 +7,15 @@
  *                                                   then closed without waiting
  *   c_client drain HOST PATH                        the same file reopened: waits (90 s at most)
  *                                                   until every queued write is acknowledged
+ *   c_client kill-writer HOST COLLECTION PREFIX N PACE_MS TOTAL
+ *                                                   the server-kill test (test_kill.py): listens
+ *                                                   to COLLECTION, then every PACE_MS merges
+ *                                                   PREFIX<i> with {"i": i} and n += 1 (i < N)
+ *                                                   without waiting; prints `write I T`, `ack I T`
+ *                                                   (T: CLOCK_MONOTONIC ns), `offline`/`online`;
+ *                                                   waits (90 s at most) for every ack and a
+ *                                                   current snapshot of TOTAL documents, nothing
+ *                                                   pending; prints `final PREFIX<i> n` and `done`
  *
  * Responsible for: driving libember over settings.host from C as the other languages' clients
  * do; every wait is bounded; exit status 2 (state on stderr) on a timeout or an error. */
@@ -211,10 +220,139 @@ static int run_drain(const char *host, const char *path) {
     return 0;
 }
 
+/* ---- kill-writer ---- */
+#define KILL_MAX 1000
+static int kill_n[KILL_MAX];            /* n of PREFIX<i> in the last snapshot, -1 missing */
+static int kill_acks = 0, kill_size = 0, kill_from_cache = 1, kill_pending = 1, kill_online = 0;
+static const char *kill_prefix = "";
+static int kill_count = 0;
+
+static unsigned long long mono_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (unsigned long long)ts.tv_sec * 1000000000ULL + (unsigned long long)ts.tv_nsec;
+}
+
+static void on_kill_ack(void *ctx, const ember_error *error) {
+    int i = (int)(size_t)ctx;
+    pthread_mutex_lock(&mu);
+    if (error->code != EMBER_OK) {
+        snprintf(listener_error, sizeof listener_error, "write %d: %d %s", i, (int)error->code, error->message);
+    } else {
+        kill_acks++;
+        printf("ack %d %llu\n", i, mono_ns());
+        fflush(stdout);
+    }
+    pthread_mutex_unlock(&mu);
+}
+
+static void on_kill_snapshot(void *ctx, const ember_snapshot *snap, const ember_error *error) {
+    size_t i, n, plen = strlen(kill_prefix);
+    int k, from_cache;
+    (void)ctx;
+    pthread_mutex_lock(&mu);
+    if (error) {
+        snprintf(listener_error, sizeof listener_error, "%d %s", (int)error->code, error->message);
+        pthread_mutex_unlock(&mu);
+        return;
+    }
+    from_cache = ember_snapshot_is_from_cache(snap) ? 1 : 0;
+    if (synced && kill_online && from_cache) { printf("offline\n"); fflush(stdout); }
+    if (synced && !kill_online && !from_cache) { printf("online\n"); fflush(stdout); }
+    if (!from_cache) synced = 1;
+    if (synced) kill_online = !from_cache;
+    kill_from_cache = from_cache;
+    kill_pending = ember_snapshot_has_pending_writes(snap) ? 1 : 0;
+    n = ember_snapshot_size(snap);
+    kill_size = (int)n;
+    for (k = 0; k < kill_count; k++) kill_n[k] = -1;
+    for (i = 0; i < n; i++) {
+        const ember_document *doc = ember_snapshot_document(snap, i);
+        const char *id = ember_document_id(doc);
+        if (strncmp(id, kill_prefix, plen) == 0) {
+            k = atoi(id + plen);
+            if (k >= 0 && k < kill_count) {
+                char *v = ember_document_get(doc, "n", EMBER_FORMAT_JSON, NULL, NULL);
+                kill_n[k] = v ? atoi(v) : 0;
+                ember_free(v);
+            }
+        }
+    }
+    pthread_mutex_unlock(&mu);
+}
+
+static int run_kill_writer(const char *host, const char *collection, const char *prefix, int count, int pace_ms,
+                           int total) {
+    ember_error err;
+    ember_db *db = open_host(host, NULL);
+    ember_query *q = ember_query_new(db, collection, &err);
+    ember_listener_token token;
+    char path[512], data[64];
+    int i, ok;
+    double deadline;
+    if (count < 0 || count > KILL_MAX) die("N out of range", NULL);
+    kill_prefix = prefix;
+    kill_count = count;
+    if (!q) die("ember_query_new", &err);
+    token = ember_query_listen(q, EMBER_LISTEN_INCLUDE_METADATA_CHANGES, on_kill_snapshot, NULL, NULL, &err);
+    if (!token) die("ember_query_listen", &err);
+    ember_query_release(q);
+    deadline = now_s() + 60;
+    for (;;) {
+        pthread_mutex_lock(&mu);
+        ok = synced;
+        pthread_mutex_unlock(&mu);
+        if (ok) break;
+        if (now_s() > deadline) die("timed out waiting for the server's first answer", NULL);
+        sleep_ms(5);
+    }
+    pthread_mutex_lock(&mu);
+    printf("listening\n");
+    fflush(stdout);
+    pthread_mutex_unlock(&mu);
+    for (i = 0; i < count; i++) {
+        snprintf(path, sizeof path, "%s/%s%d", collection, prefix, i);
+        snprintf(data, sizeof data, "{\"i\":%d}", i);
+        pthread_mutex_lock(&mu);
+        printf("write %d %llu\n", i, mono_ns());
+        fflush(stdout);
+        pthread_mutex_unlock(&mu);
+        if (!ember_doc_merge(db, path, EMBER_FORMAT_JSON, data, EMBER_NTS, "{\"n\":{\"increment\":1}}", EMBER_NTS,
+                             NULL, 0, on_kill_ack, (void *)(size_t)i, &err)) die("ember_doc_merge", &err);
+        sleep_ms(pace_ms);
+    }
+    deadline = now_s() + 90;
+    for (;;) {
+        pthread_mutex_lock(&mu);
+        if (listener_error[0]) { pthread_mutex_unlock(&mu); die(listener_error, NULL); }
+        ok = kill_acks == count && !kill_from_cache && !kill_pending && kill_size == total;
+        pthread_mutex_unlock(&mu);
+        if (ok) break;
+        if (now_s() > deadline) {
+            fprintf(stderr, "acks=%d size=%d from_cache=%d pending=%d\n", kill_acks, kill_size, kill_from_cache, kill_pending);
+            die("timed out waiting for every acknowledgement and a current snapshot of every document", NULL);
+        }
+        sleep_ms(10);
+    }
+    ember_listener_remove(token);
+    pthread_mutex_lock(&mu);
+    for (i = 0; i < count; i++) printf("final %s%d %d\n", prefix, i, kill_n[i]);
+    printf("done\n");
+    fflush(stdout);
+    pthread_mutex_unlock(&mu);
+    ember_db_release(db);
+    return 0;
+}
+
 int main(int argc, char **argv) {
     if (argc == 6 && strcmp(argv[1], "queue") == 0) { me = "queue"; return run_queue(argv[2], argv[3], argv[4], atoi(argv[5])); }
     if (argc == 4 && strcmp(argv[1], "drain") == 0) { me = "drain"; return run_drain(argv[2], argv[3]); }
+    if (argc == 8 && strcmp(argv[1], "kill-writer") == 0) {
+        me = "kill-writer";
+        return run_kill_writer(argv[2], argv[3], argv[4], atoi(argv[5]), atoi(argv[6]), atoi(argv[7]));
+    }
     if (argc == 5) { me = argv[3]; return run_rounds(argv[1], argv[2], argv[4]); }
-    fprintf(stderr, "usage: c_client HOST COLLECTION NAME NAMES | queue HOST PATH COLLECTION N | drain HOST PATH\n");
+    fprintf(stderr, "usage: c_client HOST COLLECTION NAME NAMES | queue HOST PATH COLLECTION N | drain HOST PATH"
+                    " | kill-writer HOST COLLECTION PREFIX N PACE_MS TOTAL\n");
     return 64;
 }
