@@ -103,6 +103,20 @@ static int round_reached(int round) {
     return ok;
 }
 
+/* Waits (at most 60 s) until the listener's first snapshot from the server has arrived. */
+static void wait_synced(void) {
+    double deadline = now_s() + 60;
+    for (;;) {
+        int ok;
+        pthread_mutex_lock(&mu);
+        ok = synced;
+        pthread_mutex_unlock(&mu);
+        if (ok) return;
+        if (now_s() > deadline) die("timed out waiting for the server's first answer", NULL);
+        sleep_ms(5);
+    }
+}
+
 static ember_db *open_host(const char *host, const char *path) {
     ember_settings s;
     ember_error err;
@@ -130,16 +144,7 @@ static int run_rounds(const char *host, const char *collection, char *list) {
     token = ember_query_listen(q, EMBER_LISTEN_INCLUDE_METADATA_CHANGES, on_snapshot, NULL, NULL, &err);
     if (!token) die("ember_query_listen", &err);
     ember_query_release(q);
-    deadline = now_s() + 60;
-    for (;;) {
-        int ok;
-        pthread_mutex_lock(&mu);
-        ok = synced;
-        pthread_mutex_unlock(&mu);
-        if (ok) break;
-        if (now_s() > deadline) die("timed out waiting for the server's first answer", NULL);
-        sleep_ms(5);
-    }
+    wait_synced();
     snprintf(path, sizeof path, "%s/%s", collection, me);
     for (round = 1; round <= 2; round++) {
         snprintf(data, sizeof data, "{\"name\":\"%s\",\"round\":%d,\"lang\":\"c\"}", me, round);
@@ -297,15 +302,7 @@ static int run_kill_writer(const char *host, const char *collection, const char 
     token = ember_query_listen(q, EMBER_LISTEN_INCLUDE_METADATA_CHANGES, on_kill_snapshot, NULL, NULL, &err);
     if (!token) die("ember_query_listen", &err);
     ember_query_release(q);
-    deadline = now_s() + 60;
-    for (;;) {
-        pthread_mutex_lock(&mu);
-        ok = synced;
-        pthread_mutex_unlock(&mu);
-        if (ok) break;
-        if (now_s() > deadline) die("timed out waiting for the server's first answer", NULL);
-        sleep_ms(5);
-    }
+    wait_synced();
     pthread_mutex_lock(&mu);
     printf("listening\n");
     fflush(stdout);

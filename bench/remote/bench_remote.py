@@ -12,7 +12,6 @@ bounded start) and stopped by group id; every client process is ours, reads its 
 pipe, exits when the pipe closes, and is killed by PID if it has not after a bound.
 """
 import argparse
-import json
 import os
 import queue
 import subprocess
@@ -24,23 +23,14 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(REPO, "Tests", "server"))
+sys.path.insert(0, os.path.join(REPO, "bench"))
 import servers  # noqa: E402
+from benchlib import finish, log, pct  # noqa: E402
 
 WARMUP = 50
 SAMPLE_TIMEOUT = 5.0      # s for one write to reach the listener (else the sample is lost)
 READY_TIMEOUT = 60.0
 RESUME_TIMEOUT = 600.0
-
-
-def log(*a):
-    print(*a, file=sys.stderr, flush=True)
-
-
-def pct(xs, p):
-    if not xs:
-        return None
-    s = sorted(xs)
-    return s[min(len(s) - 1, int(round(p / 100 * (len(s) - 1))))]
 
 
 # ------------------------------------------------------------------ the Python client processes
@@ -348,11 +338,7 @@ def main():
     print("\nsamples per latency row (lost): " + ", ".join(
         f"{k} {g(r, 'lat_' + k, 'n')} ({g(r, 'lat_' + k, 'lost')}) on {s}"
         for s, r in (("ember", e), ("emulator", m)) for k in ("swift", "ember", "gcf")))
-    left = [x for srv in STARTED for x in servers.group_members(srv.pgid)]
-    print(f"servers started: {len(STARTED)}; processes of theirs left: {left or 'none'}")
-    if opts.json:
-        with open(opts.json, "w") as f:
-            json.dump({"ember": e, "emulator": m}, f, indent=1, default=str)
+    finish(servers, STARTED, opts.json, {"ember": e, "emulator": m})
 
 
 if __name__ == "__main__":

@@ -18,7 +18,6 @@ outlives the run. Every wait is bounded.
 """
 import argparse
 import asyncio
-import json
 import os
 import queue
 import re
@@ -31,7 +30,9 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(REPO, "Tests", "server"))
+sys.path.insert(0, os.path.join(REPO, "bench"))
 import servers  # noqa: E402
+from benchlib import finish, log, pct  # noqa: E402
 
 import grpc  # noqa: E402
 from google.cloud.firestore_v1.types import firestore as fs_types  # noqa: E402
@@ -55,15 +56,6 @@ PY = sys.executable
 def now():
     """CLOCK_MONOTONIC: one clock for every process on the machine."""
     return time.clock_gettime(time.CLOCK_MONOTONIC)
-
-
-def pct(xs, p):
-    xs = sorted(xs)
-    return xs[min(len(xs) - 1, int(round(p / 100 * (len(xs) - 1))))] if xs else None
-
-
-def log(*a):
-    print(*a, file=sys.stderr, flush=True)
 
 
 def doc_target(tid, name):
@@ -832,11 +824,7 @@ def main():
           f"emulator {g(m, 'lat', 'n')} (lost {g(m, 'lat', 'lost')}); fan-out rounds complete: "
           f"ember {g(e, 'fan', 'rounds')}/{g(e, 'fan', 'of')}, emulator {g(m, 'fan', 'rounds')}/{g(m, 'fan', 'of')}; "
           f"RSS MB before/after doc/after query targets: ember {g(e, 'mem', 'rss_mb')}, emulator {g(m, 'mem', 'rss_mb')}")
-    left = [m for srv in STARTED for m in servers.group_members(srv.pgid)]
-    print(f"servers started: {len(STARTED)}; processes of theirs left: {left or 'none'}")
-    if opts.json:
-        with open(opts.json, "w") as f:
-            json.dump({"ember": e, "emulator": m}, f, indent=1, default=str)
+    finish(servers, STARTED, opts.json, {"ember": e, "emulator": m})
 
 
 if __name__ == "__main__":
