@@ -8,8 +8,8 @@ import Logging
 /// Responsible for: `ember serve`: one backend (durable in one SQLite file, or in memory) behind
 /// the Cloud Firestore v1 gRPC service, on a loopback address until authentication exists. It
 /// runs until `shutDown()` (SIGTERM/SIGINT in the command line): new calls are refused, open
-/// streams end with UNAVAILABLE, calls in flight finish (those still running after
-/// `shutdownGrace` are cancelled), then the file closes. A commit is
+/// streams end with UNAVAILABLE, calls in flight finish (connections still open `shutdownGrace`
+/// after the GOAWAY are closed, which ends their calls), then the file closes. A commit is
 /// acknowledged only once it is in the file, so a kill -9 loses nothing acknowledged.
 ///
 ///     let server = try EmberServer(configuration: .init(host: "127.0.0.1", port: 8080, path: "data.ember"))
@@ -46,8 +46,6 @@ public final class EmberServer: @unchecked Sendable {
     private let streams = StreamRegistry()
     private let server: GRPCServer<HTTP2ServerTransport.Posix>
     private let transport: HTTP2ServerTransport.Posix
-    /// Yields once `shutDown()` is called: starts the grace period.
-    private let shutdownRequested = AsyncStream.makeStream(of: Void.self)
 
     /// Opens the store. Refuses a host that is not loopback (nothing authenticates callers yet).
     public init(configuration: Configuration, logger: Logger = Logger(label: "ember.server")) throws {
@@ -86,34 +84,16 @@ public final class EmberServer: @unchecked Sendable {
 
     /// Serves until `shutDown()`; then closes the store.
     public func run() async throws {
-        enum Ended { case served, logged, graceElapsed }
-        try await withThrowingTaskGroup(of: Ended.self) { group in
-            group.addTask { try await self.server.serve(); return .served }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await self.server.serve() }
             group.addTask {
                 if let port = try? await self.listeningPort {
                     self.logger.info("started", metadata: ["event": "start", "host": "\(self.configuration.host)", "port": "\(port)",
                                                           "store": "\(self.configuration.path ?? ":memory:")"])
                 }
-                return .logged
-            }
-            group.addTask {
-                for await _ in self.shutdownRequested.stream { break }
-                try await Task.sleep(for: self.configuration.shutdownGrace)
-                return .graceElapsed
             }
             do {
-                // Until the server has served: past the grace period the calls still running are
-                // cancelled (cancelling `serve()` closes every connection), then the file closes.
-                while let ended = try await group.next() {
-                    if ended == .served { break }
-                    if ended == .graceElapsed {
-                        logger.warning("calls still running after the grace period: cancelled", metadata: ["event": "forced-stop"])
-                        group.cancelAll()
-                    }
-                }
-                group.cancelAll()
-            } catch is CancellationError where Task.isCancelled == false {
-                // serve() ended by the forced stop above
+                try await group.waitForAll()
             } catch {
                 logger.error("stopped on error", metadata: ["event": "error", "error": "\(error)"])
                 door.close()
@@ -140,6 +120,5 @@ public final class EmberServer: @unchecked Sendable {
         logger.info("stopping", metadata: ["event": "stopping", "open_streams": "\(streams.count)"])
         streams.shutDown()
         server.beginGracefulShutdown()
-        shutdownRequested.continuation.yield()
     }
 }
