@@ -84,8 +84,9 @@ public final class EventThread: @unchecked Sendable {
         sem.wait()
     }
 
+    /// CLOCK_MONOTONIC in nanoseconds (also the sync engine's clock for storing resume tokens).
     @inline(__always)
-    private static func monotonicNanos() -> Int64 {
+    static func monotonicNanos() -> Int64 {
         var ts = timespec()
         clock_gettime(CLOCK_MONOTONIC, &ts)
         return Int64(ts.tv_sec) &* 1_000_000_000 &+ Int64(ts.tv_nsec)

@@ -1,9 +1,6 @@
 import Dispatch
 import EmberModel
 import EmberStorage
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// Responsible for: the settings of the client cache's least-recently-used collector.
 public struct GarbageCollectionSettings: Sendable {
@@ -59,11 +56,7 @@ extension SyncEngine {
     /// valid (listening again with it resends a little more), so not every change writes it.
     static let tokenStoreInterval: Double = 30
 
-    static func monotonicSeconds() -> Double {
-        var ts = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &ts)
-        return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
-    }
+    static func monotonicSeconds() -> Double { Double(EventThread.monotonicNanos()) / 1e9 }
 
     /// The last listener of `t` left: its documents become the most recently used, so the
     /// collector removes documents of targets released earlier first.
