@@ -6,6 +6,8 @@ clearing the database, writing the seed as `Bearer owner` (which bypasses rules)
 the case's request over the emulator's REST API as an unauthenticated client or with an
 unsigned ID token (`alg: none`, as the emulator docs describe), and recording allow (HTTP 200,
 or 404 for a get the rules allowed) or deny (403 PERMISSION_DENIED). Anything else fails.
+A list is a runQuery (with the case's filters and limit), a commit case one :commit with all its
+writes; a listen case goes over gRPC (grpc_rules.py: REST has no Listen), on the same emulator.
 
     /work/main/.venv-server/bin/python Tests/server/rules/record_rules_cases.py          # rewrite the JSON
     /work/main/.venv-server/bin/python Tests/server/rules/record_rules_cases.py --check  # compare only
@@ -13,7 +15,6 @@ or 404 for a get the rules allowed) or deny (403 PERMISSION_DENIED). Anything el
 The Swift side is Tests/EmberRulesTests/DifferentialTests.swift, which evaluates the same cases
 with EmberRules and must reach the recorded outcomes.
 """
-import base64
 import json
 import os
 import sys
@@ -24,57 +25,24 @@ import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
+sys.path.insert(0, HERE)
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
 RESOURCES = os.path.join(ROOT, "Tests", "EmberRulesTests", "Resources")
 RULES = os.path.join(RESOURCES, "differential.rules")
 OUT = os.path.join(RESOURCES, "differential_cases.json")
-PROJECT = "demo-rules"
 REQUEST_SECONDS = 10
 
 import servers  # noqa: E402
-from cases import CASES, SEED  # noqa: E402
-
-
-def to_rest(v):
-    if v is None:
-        return {"nullValue": None}
-    if isinstance(v, bool):
-        return {"booleanValue": v}
-    if isinstance(v, int):
-        return {"integerValue": str(v)}
-    if isinstance(v, float):
-        return {"doubleValue": v}
-    if isinstance(v, str):
-        return {"stringValue": v}
-    if isinstance(v, list):
-        return {"arrayValue": {"values": [to_rest(x) for x in v]}}
-    if isinstance(v, dict):
-        return {"mapValue": {"fields": {k: to_rest(x) for k, x in v.items()}}}
-    raise TypeError(v)
-
-
-def b64(obj):
-    return base64.urlsafe_b64encode(json.dumps(obj, separators=(",", ":")).encode()).rstrip(b"=").decode()
-
-
-def claims_of(auth):
-    """Every claim of the token; the Swift test gives the same map to request.auth.token."""
-    now = 1_700_000_000
-    claims = {"iss": f"https://securetoken.google.com/{PROJECT}", "aud": PROJECT, "sub": auth["uid"],
-              "user_id": auth["uid"], "iat": now, "auth_time": now, "exp": 4_102_444_800,
-              "firebase": {"sign_in_provider": "custom", "identities": {}}}
-    claims.update(auth.get("claims", {}))
-    return claims
-
-
-def unsigned_token(auth):
-    return b64({"alg": "none", "typ": "JWT"}) + "." + b64(claims_of(auth)) + "."
+import wire  # noqa: E402
+from cases import CASES, SEED, unpack  # noqa: E402
+from tokens import PROJECT, claims_of, unsigned_token  # noqa: E402
 
 
 class Emulator:
     def __init__(self, host):
         self.host = host
         self.db = f"projects/{PROJECT}/databases/(default)/documents"
+        self._grpc = None
 
     def call(self, method, url, body=None, bearer=None):
         req = urllib.request.Request(f"http://{self.host}{url}", method=method,
@@ -91,25 +59,33 @@ class Emulator:
     def reset(self):
         status, text = self.call("DELETE", f"/emulator/v1/{self.db}")
         assert status == 200, (status, text)
-        writes = [{"update": {"name": f"{self.db}/{p}", "fields": to_rest(d)["mapValue"]["fields"]}} for p, d in SEED.items()]
+        writes = [wire.write("set", self.db, p, d) for p, d in SEED.items()]
         status, text = self.call("POST", f"/v1/{self.db}:commit", {"writes": writes}, bearer="owner")
         assert status == 200, (status, text)
 
-    def run(self, method, path, auth, data):
-        bearer = unsigned_token(auth) if auth else None
-        name = f"{self.db}/{path}"
+    def listen(self, case):
+        """A listen case's outcome, over gRPC (its own answer format: "allow", "deny", ...)."""
+        if self._grpc is None:
+            import grpc_rules
+            self._grpc = grpc_rules.RulesServer(self.host, unsigned_token, "owner")
+        return self._grpc.run(case)
+
+    def close(self):
+        if self._grpc is not None:
+            self._grpc.close()
+
+    def run(self, case):
+        method, path = case["method"], case["path"]
+        bearer = unsigned_token(case["auth"]) if case["auth"] else None
         if method == "get":
-            return self.call("GET", f"/v1/{name}", bearer=bearer)
+            return self.call("GET", f"/v1/{self.db}/{path}", bearer=bearer)
         if method == "list":
-            parent, _, coll = path.rpartition("/")
+            parent, coll = wire.split_collection(path)
             url = f"/v1/{self.db}/{parent}:runQuery" if parent else f"/v1/{self.db}:runQuery"
-            return self.call("POST", url, {"structuredQuery": {"from": [{"collectionId": coll}]}}, bearer=bearer)
-        if method == "delete":
-            write = {"delete": name}
-        else:
-            write = {"update": {"name": name, "fields": to_rest(data)["mapValue"]["fields"]},
-                     "currentDocument": {"exists": method == "update"}}
-        return self.call("POST", f"/v1/{self.db}:commit", {"writes": [write]}, bearer=bearer)
+            return self.call("POST", url, {"structuredQuery": wire.structured_query(coll, case.get("query"))},
+                             bearer=bearer)
+        writes = [wire.write(op, self.db, p, data) for op, p, data in wire.case_writes(case)]
+        return self.call("POST", f"/v1/{self.db}:commit", {"writes": writes}, bearer=bearer)
 
 
 def outcome(method, status, text):
@@ -123,18 +99,27 @@ def outcome(method, status, text):
 def record():
     with tempfile.TemporaryDirectory() as tmp:
         srv = servers.start_emulator(tmp, project=PROJECT, extra_args=[f"--rules={RULES}"])
+        emu = Emulator(srv.host)
         try:
-            emu = Emulator(srv.host)
             results = []
-            for name, method, path, auth, data in CASES:
+            for case in map(unpack, CASES):
                 emu.reset()
-                status, text = emu.run(method, path, auth, data)
-                entry = {"name": name, "method": method, "path": path,
-                         "auth": None if auth is None else {"uid": auth["uid"], "token": claims_of(auth)},
-                         "data": data, "expected": outcome(method, status, text)}
-                results.append(entry)
+                if case["method"] == "listen":
+                    expected = emu.listen(case)
+                    assert expected in ("allow", "deny"), f"{case['name']}: {expected}"
+                else:
+                    try:
+                        expected = outcome(case["method"], *emu.run(case))
+                    except AssertionError as e:
+                        raise AssertionError(f"{case['name']}: {e}") from None
+                auth = case["auth"]
+                results.append(dict(case, expected=expected,
+                                    auth=None if auth is None else {"uid": auth["uid"], "token": claims_of(auth)}))
         finally:
-            srv.stop()
+            try:
+                emu.close()
+            finally:
+                srv.stop()
     return {"rules": "differential.rules", "seed": SEED, "cases": results}
 
 
