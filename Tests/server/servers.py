@@ -212,13 +212,13 @@ def ember_missing():
     return None
 
 
-def start_ember(tmpdir, memory=False):
+def start_ember(tmpdir, memory=False, extra_args=()):
     why = ember_missing()
     if why:
         raise StartError(why)
     port = free_port()
     store = ["--memory"] if memory else ["--path", os.path.join(tmpdir, "data.ember")]
-    return Server("ember serve", [EMBER_BIN, "serve", *store, "--port", str(port)],
+    return Server("ember serve", [EMBER_BIN, "serve", *store, "--port", str(port), *extra_args],
                   port, os.path.join(tmpdir, "ember.log"), _port_accepts, EMBER_START_SECONDS)
 
 
