@@ -34,6 +34,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-protobuf", from: "1.39.0"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        // ID tokens on `ember serve` (issue 14): RS256/ES256 from a JWKS, HS256 from a secret.
+        .package(url: "https://github.com/vapor/jwt-kit", from: "5.7.1"),
     ],
     targets: [
         .target(name: "EmberModel", swiftSettings: swift5),
@@ -75,7 +77,8 @@ var serverTargets: [Target] {
             .product(name: "GRPCProtobuf", package: "grpc-swift-protobuf"),
         ]),
         .target(name: "EmberServer", dependencies: [
-            "EmberModel", "EmberStorage", "EmberBackend", "EmberFirestoreProto",
+            "EmberModel", "EmberStorage", "EmberBackend", "EmberFirestoreProto", "EmberRules",
+            .product(name: "JWTKit", package: "jwt-kit"),
             .product(name: "GRPCCore", package: "grpc-swift-2"),
             .product(name: "GRPCNIOTransportHTTP2", package: "grpc-swift-nio-transport"),
             .product(name: "SwiftProtobuf", package: "swift-protobuf"),

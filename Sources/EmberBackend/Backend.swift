@@ -56,6 +56,12 @@ public final class Backend: @unchecked Sendable {
     /// Blocks until every message sent so far has been processed (tests and shutdown).
     public func flush() { queue.sync {} }
 
+    /// The stored document at `key` (nil when missing), read in order with the commits. Never
+    /// call it on the backend's own queue (a `CommitAuthorizer` is given its own reader there).
+    public func document(at key: DocumentKey) -> Document? {
+        queue.sync { store.get(key).flatMap { $0.exists ? $0 : nil } }
+    }
+
     /// The ids of the collections under `parent` holding a document (ListCollectionIds).
     public func collectionIds(under parent: ResourcePath) -> Set<String> {
         queue.sync { store.collectionIds(under: parent) }
@@ -74,7 +80,8 @@ public final class Backend: @unchecked Sendable {
 
     /// Applies `mutations` atomically. Returns the commit version and the changed documents
     /// (tombstones for deletes), or the error that refused the whole batch.
-    func applyCommit(_ mutations: [Mutation], from origin: BackendConnection, batchId: Int64?) -> Result<Int64, EmberError> {
+    func applyCommit(_ mutations: [Mutation], from origin: BackendConnection, batchId: Int64?,
+                     authorize: CommitAuthorizer? = nil) -> Result<Int64, EmberError> {
         if origin.sharesPersistence, let b = batchId, b <= appliedBatch {
             // Applied before the client restarted, its acknowledgement lost: acknowledge it now.
             var seen = Set<DocumentKey>()
@@ -113,6 +120,15 @@ public final class Backend: @unchecked Sendable {
             return .failure(e)
         } catch {
             return .failure(EmberError(.internal, "\(error)"))
+        }
+        // The caller's permission for each document it writes, on the state the batch applies
+        // to: one refusal refuses the whole batch, before anything is stored.
+        if let authorize {
+            let read: (DocumentKey) -> Document? = { [store] key in store.get(key).flatMap { $0.exists ? $0 : nil } }
+            for (i, key) in order.enumerated() {
+                guard let a = after[i] else { continue }
+                if let refusal = authorize(key, before[i].flatMap { $0.exists ? $0 : nil }, a, read) { return .failure(refusal) }
+            }
         }
         // A document the commit leaves with the same contents is not changed (Firestore keeps
         // its update time and tells no listener): only its writer's acknowledgement carries it.

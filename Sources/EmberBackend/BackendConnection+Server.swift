@@ -7,12 +7,21 @@ public struct CommitOutcome: Sendable {
     public let documents: [DocumentKey: Document]
 }
 
+/// Decides, inside a commit, whether the committer may make one document's change: the key, the
+/// stored document before the commit (nil when missing), the document after it (a tombstone for
+/// a delete) and a reader of other stored documents as they were before the commit (rules'
+/// `get()` and `exists()`). It runs on the backend's queue; an error refuses the whole commit,
+/// nothing of it applied.
+public typealias CommitAuthorizer = (_ key: DocumentKey, _ before: Document?, _ after: Document,
+                                     _ read: (DocumentKey) -> Document?) -> EmberError?
+
 extension BackendConnection {
     /// Commits `mutations` for a server request (a Commit, a transaction's commit, a Write stream
     /// batch). A read-write transaction passes the update time of every document it read (0 for a
     /// document that did not exist): when one has changed since, nothing is applied and the
     /// commit fails with ABORTED, as Firestore's optimistic transactions do.
-    public func commit(_ mutations: [Mutation], reads: [DocumentKey: Int64] = [:],
+    /// `authorize`, when given, is asked about every document the commit writes.
+    public func commit(_ mutations: [Mutation], reads: [DocumentKey: Int64] = [:], authorize: CommitAuthorizer? = nil,
                        completion: @escaping (Result<CommitOutcome, EmberError>) -> Void) {
         backend.queue.async { [self, backend = self.backend] in
             for (key, readTime) in reads {
@@ -22,7 +31,7 @@ extension BackendConnection {
                     return
                 }
             }
-            let result = backend.applyCommit(mutations, from: self, batchId: nil).map { version in
+            let result = backend.applyCommit(mutations, from: self, batchId: nil, authorize: authorize).map { version in
                 var docs: [DocumentKey: Document] = [:]
                 for m in mutations where docs[m.key] == nil { docs[m.key] = backend.lookup(m.key) }
                 return CommitOutcome(version: version, documents: docs)

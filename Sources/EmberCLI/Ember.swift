@@ -23,6 +23,12 @@ struct Serve: AsyncParsableCommand {
               ember serve --path data.ember --port 8080
               FIRESTORE_EMULATOR_HOST=127.0.0.1:8080 python app.py
             Every project and database id is accepted; each database is its own namespace.
+            With --rules, Firestore security rules decide every call, for the caller its
+            `authorization: Bearer <ID token>` names (HS256 with --jwt-secret-file, RS256/ES256
+            with --jwks; the --admin-token-file value is the admin, whom rules do not bind):
+              ember serve --path data.ember --host 0.0.0.0 --rules firestore.rules \
+                --jwks keys.json --tls-cert cert.pem --tls-key key.pem
+            A non-loopback --host needs --rules, and TLS unless --insecure.
             SIGTERM or SIGINT stop it gracefully (open streams end with UNAVAILABLE).
             """)
 
@@ -32,7 +38,7 @@ struct Serve: AsyncParsableCommand {
     @Flag(help: "Keep the data in memory only (nothing survives a restart); --path is ignored.")
     var memory = false
 
-    @Option(help: "The address to listen on: loopback only (127.0.0.1, ::1, localhost) until authentication exists.")
+    @Option(help: "The address to listen on (a non-loopback one needs --rules, and TLS unless --insecure).")
     var host: String = "127.0.0.1"
 
     @Option(help: "The TCP port (0 picks a free one, printed in the start line).")
@@ -43,6 +49,30 @@ struct Serve: AsyncParsableCommand {
 
     @Option(help: "The most concurrent streams (calls) on one client connection.")
     var maxConcurrentStreams: Int = 10_000
+
+    @Option(help: "A Firestore security rules file deciding every call (without it, everything is allowed).")
+    var rules: String?
+
+    @Option(help: "A file holding the HS256 secret ID tokens may be signed with (at least 16 bytes).")
+    var jwtSecretFile: String?
+
+    @Option(help: "A JSON Web Key Set file of the RS256/ES256 public keys ID tokens may be signed with.")
+    var jwks: String?
+
+    @Option(help: "A file holding the admin's bearer token (at least 16 bytes): rules do not bind the admin.")
+    var adminTokenFile: String?
+
+    @Option(help: "The issuer (iss) ID tokens must name; {project} is the request's project id.")
+    var tokenIssuer: String = "https://securetoken.google.com/{project}"
+
+    @Option(help: "The TLS certificate chain (PEM).")
+    var tlsCert: String?
+
+    @Option(help: "The TLS private key (PEM).")
+    var tlsKey: String?
+
+    @Flag(help: "Allow plaintext on a non-loopback --host.")
+    var insecure = false
 
     @Option(help: "Log level: trace, debug, info, notice, warning, error or critical.")
     var logLevel: String = "info"
@@ -56,9 +86,17 @@ struct Serve: AsyncParsableCommand {
         let logger = Logger(label: "ember.server")
         let server: EmberServer
         do {
-            server = try EmberServer(configuration: .init(host: host, port: port, path: memory ? nil : path,
-                                                          maxRequestBytes: maxRequestBytes, maxConcurrentStreams: maxConcurrentStreams),
-                                     logger: logger)
+            var c = EmberServer.Configuration(host: host, port: port, path: memory ? nil : path,
+                                              maxRequestBytes: maxRequestBytes, maxConcurrentStreams: maxConcurrentStreams)
+            c.rules = try rules.map { try Serve.read($0, "rules file") }
+            c.tokenSecret = try jwtSecretFile.map { Array(try Serve.read($0, "JWT secret file").trimmingCharacters(in: .whitespacesAndNewlines).utf8) }
+            c.jwks = try jwks.map { try Serve.read($0, "JWKS file") }
+            c.adminToken = try adminTokenFile.map { try Serve.read($0, "admin token file").trimmingCharacters(in: .whitespacesAndNewlines) }
+            c.tokenIssuer = tokenIssuer
+            c.tlsCertificatePath = tlsCert
+            c.tlsKeyPath = tlsKey
+            c.insecure = insecure
+            server = try await EmberServer(configuration: c, logger: logger)
         } catch let e as EmberError {
             logger.error("cannot start", metadata: ["event": "error", "error": "\(e.message)"])
             throw ExitCode(2)
@@ -76,6 +114,17 @@ struct Serve: AsyncParsableCommand {
             try await server.run()
         } catch {
             throw ExitCode(1)
+        }
+    }
+}
+
+extension Serve {
+    /// A file's text, or INVALID_ARGUMENT naming it.
+    static func read(_ path: String, _ what: String) throws -> String {
+        do {
+            return try String(contentsOfFile: path, encoding: .utf8)
+        } catch {
+            throw EmberError.invalidArgument("Cannot read the \(what) '\(path)': \(error.localizedDescription)")
         }
     }
 }

@@ -42,7 +42,10 @@ final class ExpressionEvaluator {
         case .int(let i): return .int(i)
         case .float(let d): return .float(d)
         case .string(let s): return .string(s)
-        case .list(let items): return .list(try items.map { try eval($0, scope) })
+        case .list(let items):
+            let values = try items.map { try eval($0, scope) }
+            if values.contains(where: { $0.isPartial }) { throw fail("the query does not decide this list for every document it could return") }
+            return .list(values)
         case .map(let entries):
             var m: [String: RuleValue] = [:]
             for (k, v) in entries {
@@ -93,7 +96,10 @@ final class ExpressionEvaluator {
         case .binary(.or, let a, let b): return try logical(a, b, scope, isAnd: false)
         case .binary(let op, let a, let b):
             return try RuleValue.apply(op, try eval(a, scope), try eval(b, scope))
-        case .isType(let x, let type): return .bool(try eval(x, scope).isType(type))
+        case .isType(let x, let type):
+            let v = try eval(x, scope)
+            if v.isPartial { throw fail("the query does not decide the type for every document it could return") }
+            return .bool(v.isType(type))
         case .ternary(let c, let a, let b):
             guard case .bool(let cond) = try eval(c, scope) else { throw fail("the condition of '?:' must be a bool") }
             return try eval(cond ? a : b, scope)
@@ -121,6 +127,10 @@ final class ExpressionEvaluator {
     }
 
     func member(_ v: RuleValue, _ name: String) throws -> RuleValue {
+        if case .partialMap(let m) = v {
+            guard let x = m[name] else { throw fail("the query does not constrain '\(name)'") }
+            return x
+        }
         guard case .map(let m) = v else { throw fail("cannot read '.\(name)' of a \(v.typeName)") }
         guard let x = m[name] else { throw fail("no field '\(name)'") }
         return x
@@ -131,7 +141,7 @@ final class ExpressionEvaluator {
         case (.list(let l), .int(let n)):
             guard n >= 0, n < l.count else { throw fail("index \(n) out of range") }
             return l[Int(n)]
-        case (.map(let m), .string(let k)):
+        case (.map(let m), .string(let k)), (.partialMap(let m), .string(let k)):
             guard let x = m[k] else { throw fail("no field '\(k)'") }
             return x
         case (.path(let p), .int(let n)):

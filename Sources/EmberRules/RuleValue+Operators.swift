@@ -3,6 +3,7 @@
 /// keys), and arithmetic (ints with overflow checks, floats, string and list `+`).
 extension RuleValue {
     static func apply(_ op: BinaryOp, _ a: RuleValue, _ b: RuleValue) throws -> RuleValue {
+        if a.isPartial || b.isPartial { return try applyPartial(op, a, b) }
         switch op {
         case .eq: return .bool(a == b)
         case .ne: return .bool(a != b)
@@ -25,6 +26,23 @@ extension RuleValue {
         case .add, .sub, .mul, .div, .mod: return try arithmetic(op, a, b)
         case .and, .or: throw RulesEvaluationError("'\(op.rawValue)' is evaluated by the evaluator")
         }
+    }
+
+    /// An operator with a query-time stand-in on a side (a `list` rule): decided when the
+    /// query decides it for every document it could return, an error otherwise.
+    private static func applyPartial(_ op: BinaryOp, _ a: RuleValue, _ b: RuleValue) throws -> RuleValue {
+        switch (op, a, b) {
+        case (.in, _, .bounded(let f)) where !a.isPartial && f.contains.contains(a): return .bool(true)
+        case (.eq, .bounded(let f), _), (.ne, .bounded(let f), _), (.lt, .bounded(let f), _), (.le, .bounded(let f), _),
+             (.gt, .bounded(let f), _), (.ge, .bounded(let f), _):
+            if !b.isPartial { return .bool(try f.compare(op, b)) }
+        case (.eq, _, .bounded(let f)), (.ne, _, .bounded(let f)), (.lt, _, .bounded(let f)), (.le, _, .bounded(let f)),
+             (.gt, _, .bounded(let f)), (.ge, _, .bounded(let f)):
+            if !a.isPartial { return .bool(try f.compare(op.flipped, a)) }
+        default:
+            break
+        }
+        throw RulesEvaluationError("the query does not decide '\(op.rawValue)' for every document it could return")
     }
 
     /// -1, 0 or 1; an error when the two cannot be ordered.

@@ -19,6 +19,22 @@ public indirect enum RuleValue: Sendable, Equatable {
     case path([String])
     /// `a.diff(b)`: the two maps compared, for `affectedKeys()` and friends.
     case mapDiff(MapDiff)
+    /// `resource.data` of a `list` rule: only the fields the query constrains. A field is read
+    /// as usual (one the query leaves open is an error); anything else done with the map
+    /// (equality, `keys()`, `in`, `is`) is an error, since the documents hold more.
+    case partialMap([String: RuleValue])
+    /// A field a query constrains without pinning it (see FieldBounds).
+    case bounded(FieldBounds)
+
+    /// True for the query-time stand-ins above, anywhere inside.
+    var isPartial: Bool {
+        switch self {
+        case .partialMap, .bounded: return true
+        case .list(let l): return l.contains { $0.isPartial }
+        case .map(let m): return m.values.contains { $0.isPartial }
+        default: return false
+        }
+    }
 
     /// An EmberModel value as a rules value (references become paths under `database`).
     public init(_ value: Value, database: String = "(default)") {
@@ -69,6 +85,8 @@ public indirect enum RuleValue: Sendable, Equatable {
         case .map: return "map"
         case .path: return "path"
         case .mapDiff: return "map_diff"
+        case .partialMap: return "map"
+        case .bounded: return "value"
         }
     }
 
@@ -89,6 +107,8 @@ public indirect enum RuleValue: Sendable, Equatable {
         case (.map(let x), .map(let y)): return x == y
         case (.path(let x), .path(let y)): return x == y
         case (.mapDiff(let x), .mapDiff(let y)): return x == y
+        case (.partialMap(let x), .partialMap(let y)): return x == y
+        case (.bounded(let x), .bounded(let y)): return x == y
         default: return false
         }
     }

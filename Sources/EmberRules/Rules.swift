@@ -18,7 +18,24 @@ public struct Rules: Sendable {
         let matchPath: [String?] = request.method == .list ? request.matchPath + [nil] : request.matchPath
         let hits = MatchResolver.resolve(ruleSet, path: matchPath)
         if hits.isEmpty { return RulesDecision(allowed: false, reason: "no match for /\(request.matchPath.joined(separator: "/"))") }
-        let ev = ExpressionEvaluator(request: requestValue(request), resource: resourceValue(request),
+        guard request.method == .list, let query = request.query else {
+            return decide(request, hits, resource: resourceValue(request), lookup: lookup)
+        }
+        // A query is allowed when the rule holds for every way its filter can match.
+        guard let ways = query.alternatives else {
+            return RulesDecision(allowed: false, reason: "denied: the query's filter has more than \(RulesQuery.maxAlternatives) alternatives")
+        }
+        var last = RulesDecision(allowed: false, reason: "denied: the query matches nothing")
+        for pins in ways {
+            last = decide(request, hits, resource: RulesQuery.resource(pins, database: request.database), lookup: lookup)
+            if !last.allowed { return last }
+        }
+        return last
+    }
+
+    private func decide(_ request: RulesRequest, _ hits: [MatchResolver.Hit], resource: RuleValue,
+                        lookup: RulesDocumentLookup?) -> RulesDecision {
+        let ev = ExpressionEvaluator(request: requestValue(request), resource: resource,
                                      database: request.database, lookup: lookup)
         var lastError: String?
         for hit in hits {
@@ -45,6 +62,7 @@ public struct Rules: Sendable {
             "time": .timestamp(r.time),
             "auth": r.auth.map { .map(["uid": .string($0.uid), "token": .map(RuleValue.map($0.token, database: r.database))]) } ?? .null,
         ]
+        if let q = r.query { m["query"] = q.value }
         if let data = r.newData {
             m["resource"] = document(r, data)
         } else {

@@ -18,9 +18,13 @@ public struct RulesRequest: Sendable {
     /// The stored document's data, nil when it does not exist (or for `list`).
     public var existing: MapValue?
     public var time: Timestamp
+    /// For `list`: the query (`request.query`, and the values its filters pin, which the rule
+    /// sees as `resource.data`). Nil: a listing with no filter.
+    public var query: RulesQuery?
 
     public init(method: RuleMethod, path: [String], database: String = "(default)", auth: RulesAuth? = nil,
-                newData: MapValue? = nil, existing: MapValue? = nil, time: Timestamp = Timestamp(micros: 0)) {
+                newData: MapValue? = nil, existing: MapValue? = nil, time: Timestamp = Timestamp(micros: 0),
+                query: RulesQuery? = nil) {
         self.method = method
         self.path = path
         self.database = database
@@ -28,6 +32,7 @@ public struct RulesRequest: Sendable {
         self.newData = newData
         self.existing = existing
         self.time = time
+        self.query = query
     }
 
     /// The full path a `match` is tried against: `databases/<db>/documents/<path...>`.

@@ -27,9 +27,10 @@ final class BackendDoor: BackendClient, @unchecked Sendable {
         await withCheckedContinuation { c in connection.runQuery(query, knownKeys: []) { c.resume(returning: ($0.0, $0.2)) } }
     }
 
-    func commit(_ mutations: [Mutation], reads: [DocumentKey: Int64] = [:]) async throws -> CommitOutcome {
+    /// `authorize` (the caller's rules) is asked about each document inside the commit.
+    func commit(_ mutations: [Mutation], reads: [DocumentKey: Int64] = [:], authorize: CommitAuthorizer? = nil) async throws -> CommitOutcome {
         let r: Result<CommitOutcome, EmberError> = await withCheckedContinuation { c in
-            connection.commit(mutations, reads: reads) { c.resume(returning: $0) }
+            connection.commit(mutations, reads: reads, authorize: authorize) { c.resume(returning: $0) }
         }
         return try r.mapError(RPCError.init(ember:)).get()
     }

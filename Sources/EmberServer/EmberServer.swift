@@ -1,12 +1,17 @@
 import EmberBackend
 import EmberModel
+import EmberRules
 import EmberStorage
+import Foundation
 import GRPCCore
 import GRPCNIOTransportHTTP2
 import Logging
 
 /// Responsible for: `ember serve`: one backend (durable in one SQLite file, or in memory) behind
-/// the Cloud Firestore v1 gRPC service, on a loopback address until authentication exists. It
+/// the Cloud Firestore v1 gRPC service. Callers are who their ID token says (AuthInterceptor)
+/// and may do what the rules file grants them (AccessControl); without a rules file everyone may
+/// do everything, which only a loopback address allows. A non-loopback address also needs TLS
+/// (a certificate and key) unless `insecure` says otherwise. It
 /// runs until `shutDown()` (SIGTERM/SIGINT in the command line): new calls are refused, open
 /// streams end with UNAVAILABLE, calls in flight finish (connections still open `shutdownGrace`
 /// after the GOAWAY are closed, which ends their calls), then the file closes. A commit is
@@ -26,16 +31,43 @@ public final class EmberServer: @unchecked Sendable {
         public var maxConcurrentStreams: Int
         /// How long a shutdown waits for calls in flight before cancelling them.
         public var shutdownGrace: Duration
+        /// The Firestore security rules (the text of a rules file); nil lets every caller do
+        /// everything (loopback only).
+        public var rules: String?
+        /// The HS256 key ID tokens may be signed with.
+        public var tokenSecret: [UInt8]?
+        /// A JSON Web Key Set of the RS256/ES256 public keys ID tokens may be signed with.
+        public var jwks: String?
+        /// The bearer value of the admin, whom rules do not bind (at least 16 bytes).
+        public var adminToken: String?
+        /// The issuer (`iss`) a project's tokens must name; `{project}` is the project id.
+        public var tokenIssuer: String
+        /// PEM files of the certificate chain and private key: TLS instead of plaintext.
+        public var tlsCertificatePath: String?
+        public var tlsKeyPath: String?
+        /// Allows plaintext on a non-loopback address.
+        public var insecure: Bool
 
         public init(host: String = "127.0.0.1", port: Int = 8080, path: String? = nil,
                     maxRequestBytes: Int = 16 << 20, maxConcurrentStreams: Int = 10_000,
-                    shutdownGrace: Duration = .seconds(10)) {
+                    shutdownGrace: Duration = .seconds(10), rules: String? = nil, tokenSecret: [UInt8]? = nil,
+                    jwks: String? = nil, adminToken: String? = nil,
+                    tokenIssuer: String = "https://securetoken.google.com/{project}",
+                    tlsCertificatePath: String? = nil, tlsKeyPath: String? = nil, insecure: Bool = false) {
             self.host = host
             self.port = port
             self.path = path
             self.maxRequestBytes = maxRequestBytes
             self.maxConcurrentStreams = maxConcurrentStreams
             self.shutdownGrace = shutdownGrace
+            self.rules = rules
+            self.tokenSecret = tokenSecret
+            self.jwks = jwks
+            self.adminToken = adminToken
+            self.tokenIssuer = tokenIssuer
+            self.tlsCertificatePath = tlsCertificatePath
+            self.tlsKeyPath = tlsKeyPath
+            self.insecure = insecure
         }
     }
 
@@ -47,10 +79,22 @@ public final class EmberServer: @unchecked Sendable {
     private let server: GRPCServer<HTTP2ServerTransport.Posix>
     private let transport: HTTP2ServerTransport.Posix
 
-    /// Opens the store. Refuses a host that is not loopback (nothing authenticates callers yet).
-    public init(configuration: Configuration, logger: Logger = Logger(label: "ember.server")) throws {
-        guard EmberServer.isLoopback(configuration.host) else {
-            throw EmberError.invalidArgument("Refusing to listen on '\(configuration.host)': until authentication exists, ember serve listens on a loopback address only (127.0.0.1, ::1 or localhost)")
+    /// Opens the store, parses the rules and loads the keys. Refuses a non-loopback host without
+    /// rules, or without TLS unless `insecure`.
+    public init(configuration: Configuration, logger: Logger = Logger(label: "ember.server")) async throws {
+        if !EmberServer.isLoopback(configuration.host) {
+            guard configuration.rules != nil else {
+                throw EmberError.invalidArgument("Refusing to listen on '\(configuration.host)' without a rules file (--rules): every caller could read and write everything. Without rules, ember serve listens on a loopback address only (127.0.0.1, ::1 or localhost)")
+            }
+            guard configuration.tlsCertificatePath != nil || configuration.insecure else {
+                throw EmberError.invalidArgument("Refusing to listen on '\(configuration.host)' in plaintext: give a certificate and key (--tls-cert, --tls-key), or --insecure")
+            }
+        }
+        guard (configuration.tlsCertificatePath == nil) == (configuration.tlsKeyPath == nil) else {
+            throw EmberError.invalidArgument("TLS needs both a certificate chain and its private key")
+        }
+        for file in [configuration.tlsCertificatePath, configuration.tlsKeyPath].compactMap({ $0 }) where !FileManager.default.isReadableFile(atPath: file) {
+            throw EmberError.invalidArgument("Cannot read the TLS file '\(file)'")
         }
         guard (0...65535).contains(configuration.port) else {
             throw EmberError.invalidArgument("Invalid port \(configuration.port): use 0-65535 (0 picks a free port)")
@@ -62,12 +106,27 @@ public final class EmberServer: @unchecked Sendable {
         } else {
             persistence = MemoryPersistence()
         }
+        let rules: Rules?
+        do {
+            rules = try configuration.rules.map { try Rules(source: $0) }
+        } catch let e as RulesParseError {
+            persistence.close()
+            throw EmberError.invalidArgument("Invalid rules: \(e)")
+        }
+        let verifier: TokenVerifier
+        do {
+            verifier = try await TokenVerifier(secret: configuration.tokenSecret, jwks: configuration.jwks, adminToken: configuration.adminToken)
+        } catch {
+            persistence.close()
+            throw error
+        }
         door = BackendDoor(backend: Backend(persistence: persistence))
-        let service = FirestoreService(door: door, streams: streams)
+        let access = AccessControl(rules: rules, backend: door.backend, issuerTemplate: configuration.tokenIssuer)
+        let service = FirestoreService(door: door, streams: streams, access: access)
         let host = configuration.host == "localhost" ? "127.0.0.1" : configuration.host
         let address: GRPCNIOTransportCore.SocketAddress = host.contains(":") ? .ipv6(host: host, port: configuration.port) : .ipv4(host: host, port: configuration.port)
         transport = HTTP2ServerTransport.Posix(
-            address: address, transportSecurity: .plaintext,
+            address: address, transportSecurity: EmberServer.security(configuration),
             config: .defaults { c in
                 c.rpc.maxRequestPayloadSize = configuration.maxRequestBytes
                 c.http2.maxConcurrentStreams = configuration.maxConcurrentStreams
@@ -75,7 +134,12 @@ public final class EmberServer: @unchecked Sendable {
                 // whose client stopped reading (flow control) would otherwise hold it forever.
                 c.connection.maxGraceTime = configuration.shutdownGrace
             })
-        server = GRPCServer(transport: transport, services: [service])
+        server = GRPCServer(transport: transport, services: [service], interceptors: [AuthInterceptor(verifier: verifier)])
+    }
+
+    private static func security(_ c: Configuration) -> HTTP2ServerTransport.Posix.TransportSecurity {
+        guard let cert = c.tlsCertificatePath, let key = c.tlsKeyPath else { return .plaintext }
+        return .tls(certificateChain: [.file(path: cert, format: .pem)], privateKey: .file(path: key, format: .pem))
     }
 
     static func isLoopback(_ host: String) -> Bool {
@@ -89,7 +153,9 @@ public final class EmberServer: @unchecked Sendable {
             group.addTask {
                 if let port = try? await self.listeningPort {
                     self.logger.info("started", metadata: ["event": "start", "host": "\(self.configuration.host)", "port": "\(port)",
-                                                          "store": "\(self.configuration.path ?? ":memory:")"])
+                                                          "store": "\(self.configuration.path ?? ":memory:")",
+                                                          "rules": "\(self.configuration.rules == nil ? "none (everything allowed)" : "on")",
+                                                          "tls": "\(self.configuration.tlsCertificatePath == nil ? "off" : "on")"])
                 }
             }
             do {

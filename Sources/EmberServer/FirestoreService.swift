@@ -10,15 +10,18 @@ typealias FS = Google_Firestore_V1_Firestore
 /// Responsible for: the google.firestore.v1.Firestore service over Ember's backend: each RPC
 /// parses its request (names, values, queries, writes), asks the backend, and answers in the
 /// wire format with Firestore's status codes and wording. The Listen and Write streams are
-/// sessions of their own (ListenSession, WriteSession).
+/// sessions of their own (ListenSession, WriteSession). Every read, query and write is decided
+/// by `access` (the rules, for the call's `Caller`) before anything is answered or applied.
 final class FirestoreService: FS.SimpleServiceProtocol, @unchecked Sendable {
     let door: BackendDoor
     let transactions = Transactions()
     let streams: StreamRegistry
+    let access: AccessControl
 
-    init(door: BackendDoor, streams: StreamRegistry) {
+    init(door: BackendDoor, streams: StreamRegistry, access: AccessControl) {
         self.door = door
         self.streams = streams
+        self.access = access
     }
 
     // MARK: documents
@@ -28,6 +31,7 @@ final class FirestoreService: FS.SimpleServiceProtocol, @unchecked Sendable {
             let (db, key) = try DatabaseName.parse(document: request.name)
             if case .readTime(let t)? = request.consistencySelector { try await refuseHistory(t) }
             let (docs, _) = await door.lookup([key])
+            try access.checkGet(Caller.current, db, docs)
             if case .transaction(let t)? = request.consistencySelector { try transactions.noteReads(t, db: db, documents: docs) }
             guard let d = docs.first, d.exists else {
                 throw EmberError(.notFound, "Document \"\(request.name)\" not found.")
@@ -51,6 +55,7 @@ final class FirestoreService: FS.SimpleServiceProtocol, @unchecked Sendable {
             if case .readTime(let t)? = request.consistencySelector { try await refuseHistory(t) }
             let txn = try transaction(for: request.consistencySelector, db: db)
             let (docs, version) = await door.lookup(keys)
+            try access.checkGet(Caller.current, db, docs)
             if let txn { try transactions.noteReads(txn.id, db: db, documents: docs) }
             let codec = WireCodec(db: db)
             let fields = try mask(request.hasMask ? request.mask : nil, db)
@@ -83,6 +88,7 @@ final class FirestoreService: FS.SimpleServiceProtocol, @unchecked Sendable {
             }
             guard request.pageSize >= 0 else { throw EmberError.invalidArgument("page_size is negative") }
             if case .readTime(let t)? = request.consistencySelector { try await refuseHistory(t) }
+            try access.checkList(Caller.current, db, collection: parent.appending(request.collectionID), query: nil)
             let collection = db.internalPath(parent.appending(request.collectionID))
             let (docs, _) = await door.run(Query(collection: collection))
             if case .transaction(let t)? = request.consistencySelector { try transactions.noteReads(t, db: db, documents: docs) }
@@ -149,7 +155,8 @@ final class FirestoreService: FS.SimpleServiceProtocol, @unchecked Sendable {
             var w = WireWrite()
             w.delete = request.name
             if request.hasCurrentDocument { w.currentDocument = request.currentDocument }
-            _ = try await door.commit([try WireWrites(codec: WireCodec(db: db)).mutation(w)])
+            _ = try await door.commit([try WireWrites(codec: WireCodec(db: db)).mutation(w)],
+                                      authorize: try access.commitAuthorizer(Caller.current, db))
             return Google_Protobuf_Empty()
         }
     }
@@ -157,7 +164,7 @@ final class FirestoreService: FS.SimpleServiceProtocol, @unchecked Sendable {
     private func writeOne(_ w: WireWrite, db: DatabaseName, mask m: Google_Firestore_V1_DocumentMask?) async throws -> WireDocument {
         let codec = WireCodec(db: db)
         let mutation = try WireWrites(codec: codec).mutation(w)
-        let outcome = try await door.commit([mutation])
+        let outcome = try await door.commit([mutation], authorize: try access.commitAuthorizer(Caller.current, db))
         guard let d = outcome.documents[mutation.key], d.exists else {
             throw EmberError(.internal, "The written document is missing")
         }
@@ -183,7 +190,7 @@ final class FirestoreService: FS.SimpleServiceProtocol, @unchecked Sendable {
                 out.commitTime = WireCodec.timestamp(micros: version)
                 return out
             }
-            let outcome = try await door.commit(mutations, reads: reads)
+            let outcome = try await door.commit(mutations, reads: reads, authorize: try access.commitAuthorizer(Caller.current, db))
             out.commitTime = WireCodec.timestamp(micros: outcome.version)
             out.writeResults = mutations.map { writes.result(of: $0, committed: outcome.documents[$0.key], commitTime: outcome.version) }
             return out
@@ -196,6 +203,7 @@ final class FirestoreService: FS.SimpleServiceProtocol, @unchecked Sendable {
             let writes = WireWrites(codec: WireCodec(db: db))
             var keys = Set<DocumentKey>()
             var out = Google_Firestore_V1_BatchWriteResponse()
+            let authorize = try access.commitAuthorizer(Caller.current, db)
             // Each write is applied on its own (BatchWrite is not atomic); one document twice is refused.
             for w in request.writes {
                 var status = Google_Rpc_Status()
@@ -205,7 +213,7 @@ final class FirestoreService: FS.SimpleServiceProtocol, @unchecked Sendable {
                     guard keys.insert(m.key).inserted else {
                         throw EmberError.invalidArgument("A BatchWrite cannot write the same document twice")
                     }
-                    let outcome = try await door.commit([m])
+                    let outcome = try await door.commit([m], authorize: authorize)
                     result = writes.result(of: m, committed: outcome.documents[m.key], commitTime: outcome.version)
                 } catch let e as EmberError {
                     status.code = e.code.rawValue
@@ -278,6 +286,7 @@ final class FirestoreService: FS.SimpleServiceProtocol, @unchecked Sendable {
             guard case .structuredQuery(let sq)? = request.queryType else { throw EmberError.invalidArgument("RunQuery needs a structured_query") }
             let (db, parentPath) = try DatabaseName.parse(resource: request.parent)
             let wq = try WireQuery(db: db, parentPath: parentPath, structured: sq)
+            try access.checkQuery(Caller.current, db, parentPath: parentPath, structured: sq, query: wq.query)
             if case .readTime(let t)? = request.consistencySelector { try await refuseHistory(t) }
             let txn = try transaction(for: request.consistencySelector, db: db)
             let (all, version) = KindlessQuery.isKindless(sq)
@@ -314,6 +323,7 @@ final class FirestoreService: FS.SimpleServiceProtocol, @unchecked Sendable {
             let (db, parentPath) = try DatabaseName.parse(resource: request.parent)
             let wq = try WireQuery(db: db, parentPath: parentPath, structured: sq, aggregations: aq.aggregations)
             let aggregations = try Aggregations(aq.aggregations)
+            try access.checkQuery(Caller.current, db, parentPath: parentPath, structured: sq, query: wq.query)
             if case .readTime(let t)? = request.consistencySelector { try await refuseHistory(t) }
             let txn = try transaction(for: request.consistencySelector, db: db)
             let (all, version) = KindlessQuery.isKindless(sq)
@@ -334,6 +344,7 @@ final class FirestoreService: FS.SimpleServiceProtocol, @unchecked Sendable {
             let (db, parent) = try DatabaseName.parse(resource: request.parent)
             guard parent.isEmpty || parent.isDocumentPath else { throw EmberError.invalidArgument("Invalid parent '\(request.parent)': collections are listed under the documents root or a document") }
             guard request.pageSize >= 0 else { throw EmberError.invalidArgument("page_size is negative") }
+            try access.checkAdmin(Caller.current)
             if case .readTime(let t)? = request.consistencySelector { try await refuseHistory(t) }
             var ids = await door.collectionIds(under: db.internalPath(parent))
             if !request.pageToken.isEmpty { ids = ids.filter { compareUTF8($0, request.pageToken) > 0 } }
@@ -348,11 +359,11 @@ final class FirestoreService: FS.SimpleServiceProtocol, @unchecked Sendable {
     // MARK: streams
 
     func write(request: RPCAsyncSequence<Google_Firestore_V1_WriteRequest, any Error>, response: RPCWriter<Google_Firestore_V1_WriteResponse>, context: ServerContext) async throws {
-        try await WriteSession(door: door, streams: streams).run(request: request, response: response)
+        try await WriteSession(door: door, streams: streams, access: access, caller: Caller.current).run(request: request, response: response)
     }
 
     func listen(request: RPCAsyncSequence<Google_Firestore_V1_ListenRequest, any Error>, response: RPCWriter<Google_Firestore_V1_ListenResponse>, context: ServerContext) async throws {
-        try await ListenSession(backend: door.backend, streams: streams).run(request: request, response: response)
+        try await ListenSession(backend: door.backend, streams: streams, access: access, caller: Caller.current).run(request: request, response: response)
     }
 
     // MARK: helpers

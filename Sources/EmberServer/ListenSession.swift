@@ -16,11 +16,15 @@ typealias ListenResponse = Google_Firestore_V1_ListenResponse
 /// window included), then NO_CHANGE again. A target added with a resume token (or read time)
 /// gets only documents updated since, then an existence filter with its size so a client that
 /// missed a removal resets. A target that cannot be served is removed with its error as cause.
-/// All state is touched on `queue` only, where the backend delivers its events.
+/// A target the rules refuse the stream's caller (`get` of each document of a documents target,
+/// `list` for a query, decided when it is added) is removed with PERMISSION_DENIED, the stream
+/// staying open. All state is touched on `queue` only, where the backend delivers its events.
 final class ListenSession: BackendClient, @unchecked Sendable {
     private let queue = DispatchQueue(label: "ember.server.listen")
     private let backend: Backend
     private let streams: StreamRegistry
+    private let access: AccessControl
+    private let caller: Caller
     private var connection: BackendConnection?
     private let output: AsyncThrowingStream<[ListenResponse], any Error>
     private let sink: AsyncThrowingStream<[ListenResponse], any Error>.Continuation
@@ -63,9 +67,11 @@ final class ListenSession: BackendClient, @unchecked Sendable {
     private var nextBackendId = 1
     private var lastVersion: Int64 = 0
 
-    init(backend: Backend, streams: StreamRegistry) {
+    init(backend: Backend, streams: StreamRegistry, access: AccessControl, caller: Caller) {
         self.backend = backend
         self.streams = streams
+        self.access = access
+        self.caller = caller
         (output, sink) = AsyncThrowingStream.makeStream(of: [ListenResponse].self, bufferingPolicy: .unbounded)
     }
 
@@ -190,7 +196,8 @@ final class ListenSession: BackendClient, @unchecked Sendable {
             if wq.offset > 0 || wq.limitZero || wq.projection != nil {
                 throw EmberError.invalidArgument("A listened query cannot have an offset, a zero limit or a projection")
             }
-            let (db, _) = try DatabaseName.parse(resource: qt.parent)
+            let (db, parentPath) = try DatabaseName.parse(resource: qt.parent)
+            try access.checkQuery(caller, db, parentPath: parentPath, structured: sq, query: wq.query)
             return Target(id: id, codec: WireCodec(db: db), query: wq.query, documents: [], resumeVersion: resume, once: t.once, pending: 1)
         case .documents(let dt)?:
             guard !dt.documents.isEmpty else { throw EmberError.invalidArgument("A documents target needs at least one document") }
@@ -203,6 +210,7 @@ final class ListenSession: BackendClient, @unchecked Sendable {
                 db = d
                 keys.insert(key)
             }
+            try access.checkGet(caller, db!, keys: Array(keys))
             return Target(id: id, codec: WireCodec(db: db!), query: nil, documents: keys, resumeVersion: resume, once: t.once, pending: keys.count)
         case nil:
             throw EmberError.invalidArgument("A target needs a query or documents")

@@ -9,10 +9,13 @@ import GRPCCore
 /// the commit time and a new token. A refused batch ends the stream with its error, as Firestore.
 /// A shutdown ends the stream with UNAVAILABLE once the batch in hand (if any) is answered, also
 /// while it waits for a request: a client keeps an idle Write stream open, which would otherwise
-/// hold the graceful shutdown open.
+/// hold the graceful shutdown open. Each batch is decided by the rules for the stream's caller:
+/// a refused one ends the stream with PERMISSION_DENIED, nothing of it applied.
 struct WriteSession {
     let door: BackendDoor
     let streams: StreamRegistry
+    let access: AccessControl
+    let caller: Caller
 
     func run(request: RPCAsyncSequence<Google_Firestore_V1_WriteRequest, any Error>, response: RPCWriter<Google_Firestore_V1_WriteResponse>) async throws {
         try await rpc {
@@ -68,7 +71,7 @@ struct WriteSession {
                 let (_, version) = await door.lookup([])
                 r.commitTime = WireCodec.timestamp(micros: version)
             } else {
-                let outcome = try await door.commit(mutations)
+                let outcome = try await door.commit(mutations, authorize: try access.commitAuthorizer(caller, db!))
                 r.commitTime = WireCodec.timestamp(micros: outcome.version)
                 r.writeResults = mutations.map { writes.result(of: $0, committed: outcome.documents[$0.key], commitTime: outcome.version) }
             }

@@ -28,7 +28,7 @@ final class TestServer: @unchecked Sendable {
             project = "demo-ember-" + UUID().uuidString.prefix(8).lowercased()
             return
         }
-        let server = try EmberServer(configuration: .init(host: "127.0.0.1", port: port, path: path))
+        let server = try blocking { try await EmberServer(configuration: .init(host: "127.0.0.1", port: port, path: path)) }
         self.server = server
         serving = Task { try await server.run() }
         project = "demo-ember"

@@ -1,20 +1,31 @@
 // Test support: plain JSON (as the differential cases file holds it) to EmberModel values.
-// Integers stay ints, numbers with a fraction become doubles, as the recorder sent them.
+// Integers stay ints and numbers written with a fraction or exponent (2.0 too) become doubles,
+// as the recorder sent them: the file is read with JSONSerialization, whose numbers keep that
+// difference (JSONDecoder would read 2.0 as an integer).
 import EmberModel
+import Foundation
 
-enum JSONValue: Decodable {
+enum JSONValue {
     case null, bool(Bool), int(Int64), double(Double), string(String), array([JSONValue]), object([String: JSONValue])
 
-    init(from decoder: Decoder) throws {
-        let c = try decoder.singleValueContainer()
-        if c.decodeNil() { self = .null }
-        else if let b = try? c.decode(Bool.self) { self = .bool(b) }
-        else if let i = try? c.decode(Int64.self) { self = .int(i) }
-        else if let d = try? c.decode(Double.self) { self = .double(d) }
-        else if let s = try? c.decode(String.self) { self = .string(s) }
-        else if let a = try? c.decode([JSONValue].self) { self = .array(a) }
-        else { self = .object(try c.decode([String: JSONValue].self)) }
+    /// A value of JSONSerialization's output.
+    init(_ any: Any) throws {
+        switch any {
+        case is NSNull: self = .null
+        case let s as String: self = .string(s)
+        case let a as [Any]: self = .array(try a.map(JSONValue.init))
+        case let o as [String: Any]: self = .object(try o.mapValues(JSONValue.init))
+        case let n as NSNumber:
+            switch String(cString: n.objCType) {
+            case "c", "B": self = .bool(n.boolValue)
+            case "d", "f": self = .double(n.doubleValue)
+            default: self = .int(n.int64Value)
+            }
+        default: throw CocoaError(.coderReadCorrupt)
+        }
     }
+
+    static func parse(_ data: Data) throws -> JSONValue { try JSONValue(JSONSerialization.jsonObject(with: data)) }
 
     var value: Value {
         switch self {
@@ -29,4 +40,10 @@ enum JSONValue: Decodable {
     }
 
     var map: MapValue? { if case .map(let m) = value { return m }; return nil }
+
+    subscript(_ key: String) -> JSONValue? { if case .object(let o) = self { return o[key] }; return nil }
+    var string: String? { if case .string(let s) = self { return s }; return nil }
+    var array: [JSONValue]? { if case .array(let a) = self { return a }; return nil }
+    var int: Int? { if case .int(let i) = self { return Int(i) }; return nil }
+    var isNull: Bool { if case .null = self { return true }; return false }
 }

@@ -12,7 +12,7 @@ final class ServerShutdownTests: XCTestCase {
     /// HTTP/2 flow control (200 results of 100 KB are far more than a stream's window). A
     /// graceful shutdown alone would wait for it forever.
     func testACallStillRunningAfterTheGracePeriodIsCancelled() async throws {
-        let server = try EmberServer(configuration: .init(host: "127.0.0.1", port: 0, shutdownGrace: .milliseconds(500)))
+        let server = try await EmberServer(configuration: .init(host: "127.0.0.1", port: 0, shutdownGrace: .milliseconds(500)))
         let serving = Task { try await server.run() }
         let port = try await server.listeningPort
         let stopped = try await withGRPCClient(transport: ServerTests.transport(port: port)) { client in

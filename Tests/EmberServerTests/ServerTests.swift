@@ -20,7 +20,7 @@ final class ServerTests: XCTestCase {
 
     /// Runs `body` against a fresh in-memory server on a free port.
     static func serve(path: String? = nil, _ body: @escaping @Sendable (FirestoreClient, EmberServer) async throws -> Void) async throws {
-        let server = try EmberServer(configuration: .init(host: "127.0.0.1", port: 0, path: path))
+        let server = try await EmberServer(configuration: .init(host: "127.0.0.1", port: 0, path: path))
         let serving = Task { try await server.run() }
         let port = try await server.listeningPort
         do {
@@ -319,7 +319,7 @@ final class ServerTests: XCTestCase {
     }
 
     func testShutdownEndsOpenListenStreamsWithUnavailable() async throws {
-        let server = try EmberServer(configuration: .init(host: "127.0.0.1", port: 0))
+        let server = try await EmberServer(configuration: .init(host: "127.0.0.1", port: 0))
         let serving = Task { try await server.run() }
         let port = try await server.listeningPort
         let outcome: RPCError.Code? = try await withGRPCClient(transport: ServerTests.transport(port: port)) { client in
@@ -348,7 +348,7 @@ final class ServerTests: XCTestCase {
     /// An idle Write stream (handshake done, no batch pending: what a client keeps open) ends with
     /// UNAVAILABLE at shutdown instead of holding the graceful shutdown open.
     func testShutdownEndsAnIdleWriteStreamWithUnavailable() async throws {
-        let server = try EmberServer(configuration: .init(host: "127.0.0.1", port: 0))
+        let server = try await EmberServer(configuration: .init(host: "127.0.0.1", port: 0))
         let serving = Task { try await server.run() }
         let port = try await server.listeningPort
         let outcome: RPCError.Code? = try await withGRPCClient(transport: ServerTests.transport(port: port)) { client in
@@ -385,10 +385,13 @@ final class ServerTests: XCTestCase {
         }
     }
 
-    func testANonLoopbackHostIsRefused() {
-        XCTAssertThrowsError(try EmberServer(configuration: .init(host: "0.0.0.0", port: 0))) { e in
-            XCTAssertEqual((e as? EmberError)?.code, .invalidArgument)
-            XCTAssertTrue((e as? EmberError)?.message.contains("loopback") == true)
+    func testANonLoopbackHostWithoutRulesIsRefused() async {
+        do {
+            _ = try await EmberServer(configuration: .init(host: "0.0.0.0", port: 0))
+            XCTFail("a non-loopback host without rules was accepted")
+        } catch {
+            XCTAssertEqual((error as? EmberError)?.code, .invalidArgument)
+            XCTAssertTrue((error as? EmberError)?.message.contains("without a rules file") == true, "\(error)")
         }
     }
 

@@ -23,7 +23,7 @@ final class WireInputTests: XCTestCase {
     }
 
     func withRawClient(maxRequestBytes: Int = 16 << 20, _ body: @escaping @Sendable (GRPCClient<HTTP2ClientTransport.Posix>) async throws -> Void) async throws {
-        let server = try EmberServer(configuration: .init(host: "127.0.0.1", port: 0, maxRequestBytes: maxRequestBytes))
+        let server = try await EmberServer(configuration: .init(host: "127.0.0.1", port: 0, maxRequestBytes: maxRequestBytes))
         let serving = Task { try await server.run() }
         let port = try await server.listeningPort
         try await withGRPCClient(transport: ServerTests.transport(port: port)) { client in
