@@ -104,6 +104,7 @@ var serverTargets: [Target] {
         ], path: "bench/server-swift"),
         .testTarget(name: "EmberRemoteTests", dependencies: [
             "EmberRemote", "EmberServer", "EmberCore", "EmberModel", "EmberStorage", "EmberBackend", "Ember",
+            .product(name: "JWTKit", package: "jwt-kit"),
         ], swiftSettings: swift5),
         // A Swift client process of the mixed-language tests (Tests/remote): Ember over `host`.
         .executableTarget(name: "EmberHostClient", dependencies: ["Ember"], swiftSettings: swift5),
@@ -118,6 +119,7 @@ var serverTargets: [Target] {
             .product(name: "GRPCProtobuf", package: "grpc-swift-protobuf"),
             .product(name: "SwiftProtobuf", package: "swift-protobuf"),
             .product(name: "GRPCNIOTransportHTTP2", package: "grpc-swift-nio-transport"),
+            .product(name: "JWTKit", package: "jwt-kit"),
         ]),
     ]
 }

@@ -23,6 +23,10 @@ public final class FirestoreSettings: @unchecked Sendable {
     /// Whether the connection to `host` uses TLS (Firebase's default: true). TLS is not supported
     /// yet: with a host, set it to false (plaintext, as `ember serve` and the emulator speak).
     public var isSSLEnabled: Bool = true
+    /// With `host`: the ID token (a JWT) the client's calls carry as `authorization: Bearer`, for
+    /// a server whose security rules decide by `request.auth`; nil: anonymous. Given at open:
+    /// a refreshed token needs a new `Firestore`.
+    public var authToken: String?
     public init() {}
 
     /// The older switch (`isPersistenceEnabled`), kept in step with `cacheSettings`.
@@ -113,7 +117,8 @@ public final class Firestore: @unchecked Sendable {
         guard let host = settings.host else {
             return Firestore(client: try EmberClient(options: settings.options), settings: settings)
         }
-        let (client, received) = try FirestoreHost.client(host: host, ssl: settings.isSSLEnabled, options: settings.options)
+        let (client, received) = try FirestoreHost.client(host: host, ssl: settings.isSSLEnabled, authToken: settings.authToken,
+                                                           options: settings.options)
         return Firestore(client: client, settings: settings, documentsReceived: received)
     }
 

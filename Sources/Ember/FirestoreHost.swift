@@ -14,13 +14,13 @@ import EmberRemote
 /// `received` reads `RemoteBackend.stats.documentsReceived` (for the process tests, through
 /// `Firestore.documentsReceivedFromServer`, SPI `EmberTesting`).
 enum FirestoreHost {
-    static func client(host: String, ssl: Bool, options: EmberOptions) throws -> (EmberClient, @Sendable () -> Int) {
+    static func client(host: String, ssl: Bool, authToken: String? = nil, options: EmberOptions) throws -> (EmberClient, @Sendable () -> Int) {
         #if canImport(EmberRemote)
         let address = try RemoteAddress(parsing: host)
         if ssl {
             throw EmberError(.unimplemented, "TLS is not supported yet; set isSSLEnabled = false (host '\(address.description)')")
         }
-        let remote = try RemoteBackend(address: address)
+        let remote = try RemoteBackend(address: address, authToken: authToken)
         let client = try EmberClient(options: options, documents: remote)
         client.atClose { remote.close() }
         let stats = remote.stats

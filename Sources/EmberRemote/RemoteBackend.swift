@@ -30,12 +30,20 @@ public final class RemoteBackend: BackendEndpoint, @unchecked Sendable {
     private var closed = false
 
     /// Connects to `host:port` (an IPv4 or IPv6 address, or a name resolved by DNS) for database
-    /// `projects/PROJECT/databases/DATABASE`. Throws invalidArgument for a port out of range.
-    public init(host: String, port: Int, project: String = "demo-ember", database: String = "(default)") throws {
+    /// `projects/PROJECT/databases/DATABASE`, as the caller `authToken` names (an ID token; nil:
+    /// anonymous). Throws invalidArgument for a port out of range or a token that cannot be a
+    /// header value.
+    public init(host: String, port: Int, project: String = "demo-ember", database: String = "(default)",
+                authToken: String? = nil) throws {
         guard (1...65535).contains(port) else { throw EmberError.invalidArgument("Invalid port \(port): use 1-65535") }
+        if let t = authToken, t.isEmpty || t.utf8.count > 16 << 10 || !t.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) {
+            throw EmberError.invalidArgument("Invalid auth token: expected 1 to 16384 printable ASCII characters without spaces (a JWT)")
+        }
         self.host = host
         self.port = port
-        self.codec = RemoteCodec(project: project, databaseId: database)
+        var codec = RemoteCodec(project: project, databaseId: database)
+        codec.authToken = authToken
+        self.codec = codec
         let target: any ResolvableTarget
         if host.split(separator: ".").count == 4, host.allSatisfy({ $0.isNumber || $0 == "." }) {
             target = .ipv4(address: host, port: port)
@@ -64,8 +72,9 @@ public final class RemoteBackend: BackendEndpoint, @unchecked Sendable {
     }
 
     /// Connects to `address` (see `RemoteAddress(parsing:)` for the `host:port` text).
-    public convenience init(address: RemoteAddress, project: String = "demo-ember", database: String = "(default)") throws {
-        try self.init(host: address.host, port: address.port, project: project, database: database)
+    public convenience init(address: RemoteAddress, project: String = "demo-ember", database: String = "(default)",
+                            authToken: String? = nil) throws {
+        try self.init(host: address.host, port: address.port, project: project, database: database, authToken: authToken)
     }
 
     public func openLink(client: BackendClient, queue: DispatchQueue, clientPersistence: Persistence?) -> any BackendLink {

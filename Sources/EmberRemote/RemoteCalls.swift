@@ -108,10 +108,11 @@ struct RemoteCalls: Sendable {
     }
 
     /// The ids of the collections under `parent` holding a document, every page. (Listing is an
-    /// admin operation: the emulator wants its owner token, which `ember serve` ignores.)
+    /// admin operation: without a token of its own the client asks as the emulator's `owner`,
+    /// which `ember serve` without rules does not read.)
     func collectionIds(under parent: ResourcePath) async throws -> [String] {
         var metadata = codec.metadata
-        metadata.addString("Bearer owner", forKey: "authorization")
+        if codec.authToken == nil { metadata.addString("Bearer owner", forKey: "authorization") }
         var ids: [String] = []
         var req = Google_Firestore_V1_ListCollectionIdsRequest()
         req.parent = codec.name(of: parent)

@@ -19,6 +19,9 @@ typealias WireDocument = Google_Firestore_V1_Document
 struct RemoteCodec: Sendable {
     let project: String
     let databaseId: String
+    /// The caller's ID token, sent as `authorization: Bearer <token>` on every call (a server
+    /// with rules decides by it); nil: no header, an anonymous caller.
+    var authToken: String? = nil
 
     /// `projects/P/databases/D`.
     var database: String { "projects/\(project)/databases/\(databaseId)" }
@@ -31,6 +34,7 @@ struct RemoteCodec: Sendable {
         var m = Metadata()
         m.addString(database, forKey: "google-cloud-resource-prefix")
         m.addString("database=" + database, forKey: "x-goog-request-params")
+        if let authToken { m.addString("Bearer " + authToken, forKey: "authorization") }
         return m
     }
 

@@ -19,16 +19,20 @@ final class TestServer: @unchecked Sendable {
 
     static var externalPort: Int? { ProcessInfo.processInfo.environment["EMBER_REMOTE_TEST_PORT"].flatMap { Int($0) } }
 
-    /// `port` 0 picks a free port; `path` keeps the data in that SQLite file (for a restart).
-    init(port: Int = 0, path: String? = nil) throws {
-        if let external = TestServer.externalPort, port == 0, path == nil {
+    /// `port` 0 picks a free port; `path` keeps the data in that SQLite file (for a restart);
+    /// `configure` sets more of the server (rules, keys: always an in-process server then).
+    init(port: Int = 0, path: String? = nil, configure: ((inout EmberServer.Configuration) -> Void)? = nil) throws {
+        if let external = TestServer.externalPort, port == 0, path == nil, configure == nil {
             server = nil
             serving = nil
             self.port = external
             project = "demo-ember-" + UUID().uuidString.prefix(8).lowercased()
             return
         }
-        let server = try blocking { try await EmberServer(configuration: .init(host: "127.0.0.1", port: port, path: path)) }
+        var configuration = EmberServer.Configuration(host: "127.0.0.1", port: port, path: path)
+        configure?(&configuration)
+        let c = configuration
+        let server = try blocking { try await EmberServer(configuration: c) }
         self.server = server
         serving = Task { try await server.run() }
         project = "demo-ember"
