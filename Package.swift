@@ -114,7 +114,7 @@ var serverTargets: [Target] {
             "Ember", "EmberCore", "EmberModel", "EmberRemote", "EmberStorage", "EmberBackend",
         ], path: "bench/remote-swift", swiftSettings: swift5),
         .testTarget(name: "EmberServerTests", dependencies: [
-            "EmberServer", "EmberFirestoreProto", "EmberModel",
+            "EmberServer", "EmberFirestoreProto", "EmberModel", "EmberBackend", "EmberStorage",
             .product(name: "GRPCCore", package: "grpc-swift-2"),
             .product(name: "GRPCProtobuf", package: "grpc-swift-protobuf"),
             .product(name: "SwiftProtobuf", package: "swift-protobuf"),
