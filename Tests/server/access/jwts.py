@@ -31,6 +31,7 @@ except ImportError as e:                              # pragma: no cover - depen
     CRYPTOGRAPHY_MISSING = (f"the Python package `cryptography` is not importable in {sys.executable} "
                             f"({e}): RS256/ES256 keys cannot be generated")
 
+NO_KID = object()            # KeyPair.sign(..., kid=NO_KID): a header without kid
 HMAC_HASHES = {"HS256": hashlib.sha256, "HS384": hashlib.sha384, "HS512": hashlib.sha512}
 
 
@@ -85,8 +86,11 @@ class KeyPair:
                 "x": b64(_int_bytes(numbers.x, 32)), "y": b64(_int_bytes(numbers.y, 32))}
 
     def sign(self, payload, kid=None):
-        """`payload` signed with this key; the header names `kid` (this key's unless given)."""
+        """`payload` signed with this key; the header names `kid` (this key's unless given; no
+        kid at all for NO_KID)."""
         header = {"alg": self.alg, "typ": "JWT", "kid": kid or self.kid}
+        if kid is NO_KID:
+            del header["kid"]
         signing_input = (b64_json(header) + "." + b64_json(payload)).encode()
         if self.alg == "RS256":
             signature = self.private_key.sign(signing_input, padding.PKCS1v15(), hashes.SHA256())
