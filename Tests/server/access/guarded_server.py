@@ -256,6 +256,20 @@ class Caller:
                                        writes=[write_pb.Write.from_json(json.dumps(w)) for w in writes])
         return unary(lambda: self.client.batch_write(request=request, **self.kw(bearer)))
 
+    def create_document(self, collection, doc_id, data, bearer):
+        request = fs.CreateDocumentRequest(parent=self.docs, collection_id=collection, document_id=doc_id,
+                                           document=document_pb.Document.from_json(json.dumps(
+                                               {"fields": wire.fields(data)})))
+        return unary(lambda: self.client.create_document(request=request, **self.kw(bearer)))
+
+    def update_document(self, path, data, bearer):
+        request = fs.UpdateDocumentRequest(document=document_pb.Document.from_json(json.dumps(
+            {"name": self.name(path), "fields": wire.fields(data)})))
+        return unary(lambda: self.client.update_document(request=request, **self.kw(bearer)))
+
+    def delete_document(self, path, bearer):
+        return unary(lambda: self.client.delete_document(request={"name": self.name(path)}, **self.kw(bearer)))
+
     # streams
     def listen(self, bearer):
         return Bidi(self.client.listen, self.metadata(bearer))
