@@ -18,6 +18,7 @@ The requests are built as ../rules/grpc_rules.py builds them (../rules/wire.py's
 import json
 import os
 import queue
+import re
 import secrets
 import sys
 import threading
@@ -116,6 +117,51 @@ class Guarded:
     def stop(self):
         self.caller.close()
         self.srv.stop()
+
+
+START_LINE = re.compile(r"\bevent=start\b.*\bport=(\d+)")
+EXIT_STATUS = re.compile(r"exited during start-up \(status (-?\d+)\)")
+LAUNCH_SECONDS = 20
+
+
+class Launched:
+    """What `ember serve ARGS` did: started (srv: a servers.Server on the port its start line
+    printed; stop it) or exited (status, and its log)."""
+
+    def __init__(self, srv=None, status=None, log=""):
+        self.srv, self.status, self.log = srv, status, log
+
+    def __repr__(self):
+        return f"Launched(started on port {self.srv.port})" if self.srv else \
+            f"Launched(exited with status {self.status}: {self.log.strip()!r})"
+
+
+def _start_line_seen(server):
+    with open(server.log_path, "rb") as f:
+        for line in f.read().decode("utf-8", "replace").splitlines():
+            m = START_LINE.search(line)
+            if m:
+                server.port = int(m.group(1))
+                return True
+    return False
+
+
+def launch(tmpdir, args, name="ember"):
+    """Runs `ember serve --memory ARGS` (ARGS should hold --port) as ../servers.py runs a server
+    (own process group, watchdog) until its start line or its exit, at most LAUNCH_SECONDS."""
+    require_ember()
+    log = os.path.join(tmpdir, f"{name}.log")
+    try:
+        srv = servers.Server("ember serve", [servers.EMBER_BIN, "serve", "--memory", *args], 0, log,
+                             _start_line_seen, LAUNCH_SECONDS)
+    except servers.StartError as e:
+        m = EXIT_STATUS.search(str(e))
+        with open(log, "rb") as f:
+            text = f.read().decode("utf-8", "replace")
+        if not m:
+            pytest.fail(f"ember serve {' '.join(args)} neither started nor exited: {e}", pytrace=False)
+        return Launched(status=int(m.group(1)), log=text)
+    return Launched(srv=srv)
 
 
 class Outcome:
