@@ -14,7 +14,8 @@ import tempfile
 import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from guarded_server import TargetChangeType, Guarded, document_change, rules, target_change  # noqa: E402
+from access_streams import TargetChangeType, document_change, target_change  # noqa: E402
+from guarded_server import Guarded, rules  # noqa: E402
 
 RULES = rules("""\
     match /pub/{id} {

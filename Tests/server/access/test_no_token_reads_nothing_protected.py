@@ -19,7 +19,9 @@ import tempfile
 import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from guarded_server import DENIED, Caller, Guarded, rules  # noqa: E402
+from access_calls import Caller  # noqa: E402
+from access_outcome import DENIED  # noqa: E402
+from guarded_server import Guarded, rules  # noqa: E402
 from jwts import claims, hs, now  # noqa: E402
 
 RULES = rules("""\

@@ -20,7 +20,8 @@ import pytest
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import certs  # noqa: E402
 import jwts  # noqa: E402
-from guarded_server import Caller, launch, rules, write_file  # noqa: E402
+from access_calls import Caller  # noqa: E402
+from guarded_server import launch, rules, write_file  # noqa: E402
 
 GOOD_RULES = rules("""\
     match /{document=**} {

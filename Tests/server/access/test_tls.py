@@ -16,7 +16,8 @@ import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import certs  # noqa: E402
-from guarded_server import Caller, launch, require_ember, rules, write_file  # noqa: E402
+from access_calls import Caller  # noqa: E402
+from guarded_server import launch, require_ember, rules, write_file  # noqa: E402
 
 import servers  # noqa: E402  (.., put on sys.path by guarded_server)
 import wire  # noqa: E402  (../rules, put on sys.path by guarded_server)

@@ -17,7 +17,9 @@ import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import jwts  # noqa: E402
-from guarded_server import DENIED, Caller, Guarded, rules  # noqa: E402
+from access_calls import Caller  # noqa: E402
+from access_outcome import DENIED  # noqa: E402
+from guarded_server import Guarded, rules  # noqa: E402
 from jwts import PROJECT, b64, b64_json, claims, hs, now, unsigned  # noqa: E402
 
 import wire  # noqa: E402  (../rules, put on sys.path by guarded_server)

@@ -14,7 +14,8 @@ import tempfile
 import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from guarded_server import DENIED, Guarded, rules  # noqa: E402
+from access_outcome import DENIED  # noqa: E402
+from guarded_server import Guarded, rules  # noqa: E402
 from jwts import claims, hs  # noqa: E402
 
 import wire  # noqa: E402  (../rules, put on sys.path by guarded_server)
