@@ -36,6 +36,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         // ID tokens on `ember serve` (issue 14): RS256/ES256 from a JWKS, HS256 from a secret.
         .package(url: "https://github.com/vapor/jwt-kit", from: "5.7.1"),
+        // TLS files checked at start (gRPC's transport already builds on it).
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
     ],
     targets: [
         .target(name: "EmberModel", swiftSettings: swift5),
@@ -79,6 +81,7 @@ var serverTargets: [Target] {
         .target(name: "EmberServer", dependencies: [
             "EmberModel", "EmberStorage", "EmberBackend", "EmberFirestoreProto", "EmberRules",
             .product(name: "JWTKit", package: "jwt-kit"),
+            .product(name: "NIOSSL", package: "swift-nio-ssl"),
             .product(name: "GRPCCore", package: "grpc-swift-2"),
             .product(name: "GRPCNIOTransportHTTP2", package: "grpc-swift-nio-transport"),
             .product(name: "SwiftProtobuf", package: "swift-protobuf"),

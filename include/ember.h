@@ -185,16 +185,24 @@ typedef struct ember_settings {
      *  (sent when the server is reachable), and the tree (ember_ref_*) stays local. */
     const char *host;
     /** Whether the connection to host uses TLS (Firebase's default, so ember_settings_init sets
-     *  true). TLS is not supported yet: with a host, set false (plaintext, as `ember serve` and
-     *  the emulator speak) or ember_db_open fails with EMBER_ERR_UNIMPLEMENTED. Ignored without
-     *  a host. (host and ssl were added to the first 0.1.0 header: code compiled against that
-     *  header must be recompiled.) */
+     *  true): `ember serve --tls-cert ...`. Set false for a plaintext server (the emulator, a
+     *  loopback `ember serve`). Ignored without a host. */
     bool ssl;
+    /** With ssl: a PEM file of the certificates the server's is verified against (a private CA,
+     *  a self-signed server); NULL: the system's roots. BORROWED, read during ember_db_open. */
+    const char *ssl_ca_file;
+    /** With a host: the caller's ID token (a JWT), sent as `authorization: Bearer <token>` on
+     *  every call, for a server whose security rules decide by request.auth; NULL: anonymous.
+     *  BORROWED, read during ember_db_open (a refreshed token needs a new ember_db_open). (host,
+     *  ssl, ssl_ca_file and auth_token were added to the first 0.1.0 header: code compiled
+     *  against that header must be recompiled.) */
+    const char *auth_token;
 } ember_settings;
 
 /** Fills the defaults: in memory (path NULL), persistence true (takes effect once a path is
- *  set), EMBER_CACHE_SIZE_DEFAULT, the in-process backend (host NULL), ssl true. A zero-filled
- *  struct is valid too (persistence false, ssl false). */
+ *  set), EMBER_CACHE_SIZE_DEFAULT, the in-process backend (host NULL), ssl true with the
+ *  system's roots (ssl_ca_file NULL), anonymous (auth_token NULL). A zero-filled struct is
+ *  valid too (persistence false, ssl false). */
 void ember_settings_init(ember_settings *settings);
 
 /** Opens a database with its own in-process backend, or with its documents synced with
@@ -205,9 +213,10 @@ void ember_settings_init(ember_settings *settings);
  *    EMBER_ERR_INVALID_ARGUMENT      cache_size_bytes under 1 MiB (and not UNLIMITED), bad UTF-8;
  *                                    a host that is empty or not "host:port" (no port, a port
  *                                    outside 1-65535, a scheme, a space, an IPv6 address
- *                                    without brackets)
- *    EMBER_ERR_UNIMPLEMENTED         a host with ssl true ("TLS is not supported yet"), or a
- *                                    library built without remote support (EMBER_CORE_ONLY)
+ *                                    without brackets); an ssl_ca_file that cannot be read;
+ *                                    an auth_token that is empty, longer than 16 KiB or holds
+ *                                    a space or control character
+ *    EMBER_ERR_UNIMPLEMENTED         a library built without remote support (EMBER_CORE_ONLY)
  *    EMBER_ERR_FAILED_PRECONDITION   the path is open in another instance (this process or
  *                                    another): "... is locked" (a crashed process leaves no lock)
  *    EMBER_ERR_DATA_LOSS             the file is damaged or truncated (the message names it)

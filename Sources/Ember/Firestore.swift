@@ -20,9 +20,13 @@ public final class FirestoreSettings: @unchecked Sendable {
     /// Realtime-Database tree stays local (in-process). Clients use the database
     /// `projects/demo-ember/databases/(default)` of the server.
     public var host: String?
-    /// Whether the connection to `host` uses TLS (Firebase's default: true). TLS is not supported
-    /// yet: with a host, set it to false (plaintext, as `ember serve` and the emulator speak).
+    /// Whether the connection to `host` uses TLS (Firebase's default: true): `ember serve
+    /// --tls-cert ...`. Set it to false for a plaintext server (the emulator, a loopback
+    /// `ember serve`).
     public var isSSLEnabled: Bool = true
+    /// With TLS: a PEM file of the certificates the server's is verified against (a private CA,
+    /// a self-signed server); nil: the system's roots.
+    public var trustedCertificatesFile: String?
     /// With `host`: the ID token (a JWT) the client's calls carry as `authorization: Bearer`, for
     /// a server whose security rules decide by `request.auth`; nil: anonymous. Given at open:
     /// a refreshed token needs a new `Firestore`.
@@ -109,8 +113,9 @@ public final class Firestore: @unchecked Sendable {
     /// Opens a database: in memory without `settings.path`; with one, durable in that SQLite
     /// file (the cache too unless `cacheSettings` is `MemoryCacheSettings`). With `settings.host`
     /// the documents sync with that server (see `FirestoreSettings.host`). Throws
-    /// invalidArgument (cache size under 1 MB, a host that is not `host:port`), unimplemented
-    /// (a host with `isSSLEnabled`, or a build without remote support), failedPrecondition (the
+    /// invalidArgument (cache size under 1 MB, a host that is not `host:port`, an unreadable
+    /// trusted certificates file, an auth token that is no header value), unimplemented (a build
+    /// without remote support), failedPrecondition (the
     /// path is open elsewhere), dataLoss (damaged file), unavailable or permissionDenied
     /// (missing or read-only directory).
     public static func open(settings: FirestoreSettings = FirestoreSettings()) throws -> Firestore {
@@ -118,6 +123,7 @@ public final class Firestore: @unchecked Sendable {
             return Firestore(client: try EmberClient(options: settings.options), settings: settings)
         }
         let (client, received) = try FirestoreHost.client(host: host, ssl: settings.isSSLEnabled, authToken: settings.authToken,
+                                                           trustedCertificatesFile: settings.trustedCertificatesFile,
                                                            options: settings.options)
         return Firestore(client: client, settings: settings, documentsReceived: received)
     }

@@ -5,12 +5,12 @@ import EmberModel
 import EmberRemote
 #endif
 
-// Responsible for: ember_settings.host and .ssl: opening a database whose documents sync with a
-// server (`ember serve`, the Firestore emulator). The host is read as the other strings are
-// (NULL: the in-process backend; bad UTF-8 or empty: invalid-argument), then as `host:port`;
-// ssl true is refused (TLS is not supported yet); the connection (project demo-ember, database
-// (default)) ends when the database closes. A library built without the server's targets
-// (EMBER_CORE_ONLY=1) refuses any host with unimplemented.
+// Responsible for: ember_settings.host, .ssl, .ssl_ca_file and .auth_token: opening a database
+// whose documents sync with a server (`ember serve`, the Firestore emulator). The strings are
+// read as the others are (NULL: the in-process backend / system roots / anonymous; bad UTF-8 or
+// an empty host: invalid-argument), the host as `host:port`; the connection (project
+// demo-ember, database (default); TLS when ssl) ends when the database closes. A library built
+// without the server's targets (EMBER_CORE_ONLY=1) refuses any host with unimplemented.
 
 /// The client `settings` (NULL: defaults) describe: in-process, or synced with settings->host.
 func openClient(_ settings: UnsafePointer<ember_settings>?) throws -> EmberClient {
@@ -22,10 +22,9 @@ func openClient(_ settings: UnsafePointer<ember_settings>?) throws -> EmberClien
     }
     #if canImport(EmberRemote)
     let address = try RemoteAddress(parsing: host)
-    if s.ssl {
-        throw EmberError(.unimplemented, "TLS is not supported yet; set settings.ssl = false (host '\(address.description)')")
-    }
-    let remote = try RemoteBackend(address: address)
+    let caFile = try s.ssl_ca_file.map { try text($0, "settings.ssl_ca_file") }
+    let token = try s.auth_token.map { try text($0, "settings.auth_token") }
+    let remote = try RemoteBackend(address: address, authToken: token, tls: s.ssl, trustedCertificatesFile: caFile)
     let client = try EmberClient(options: o, documents: remote)
     client.atClose { remote.close() }
     return client

@@ -8,8 +8,8 @@ import GRPCCore
 import GRPCNIOTransportHTTP2
 
 /// Responsible for: a Firestore v1 server (`ember serve`, the emulator) as a backend the core
-/// opens links to: its address and database, and the one HTTP/2 connection (plaintext: loopback
-/// servers only, as `ember serve` for now) every link opened on it shares. The connection is
+/// opens links to: its address and database, the caller's ID token, and the one HTTP/2
+/// connection (plaintext or TLS) every link opened on it shares. The connection is
 /// started at once and ends with `close()` or when the last link and the caller let go.
 ///
 ///     let server = try RemoteBackend(host: "127.0.0.1", port: 8080)
@@ -33,8 +33,12 @@ public final class RemoteBackend: BackendEndpoint, @unchecked Sendable {
     /// `projects/PROJECT/databases/DATABASE`, as the caller `authToken` names (an ID token; nil:
     /// anonymous). Throws invalidArgument for a port out of range or a token that cannot be a
     /// header value.
+    ///
+    /// `tls` connects with TLS, the server's certificate verified against the system's roots,
+    /// or against the PEM certificates in `trustedCertificatesFile` (a private CA, a
+    /// self-signed `ember serve`).
     public init(host: String, port: Int, project: String = "demo-ember", database: String = "(default)",
-                authToken: String? = nil) throws {
+                authToken: String? = nil, tls: Bool = false, trustedCertificatesFile: String? = nil) throws {
         guard (1...65535).contains(port) else { throw EmberError.invalidArgument("Invalid port \(port): use 1-65535") }
         if let t = authToken, t.isEmpty || t.utf8.count > 16 << 10 || !t.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) {
             throw EmberError.invalidArgument("Invalid auth token: expected 1 to 16384 printable ASCII characters without spaces (a JWT)")
@@ -58,8 +62,21 @@ public final class RemoteBackend: BackendEndpoint, @unchecked Sendable {
             // never opened (server down) never does, so every failed attempt leaked them (found by
             // the C tests under valgrind and LSan). A link keeps its streams open anyway.
             let config = HTTP2ClientTransport.Posix.Config.defaults { $0.connection.maxIdleTime = nil }
-            let transport = try HTTP2ClientTransport.Posix(target: target, transportSecurity: .plaintext, config: config)
+            let security: HTTP2ClientTransport.Posix.TransportSecurity
+            if tls {
+                if let file = trustedCertificatesFile, !FileManager.default.isReadableFile(atPath: file) {
+                    throw EmberError.invalidArgument("Cannot read the trusted certificates file '\(file)'")
+                }
+                security = .tls { c in
+                    if let file = trustedCertificatesFile { c.trustRoots = .certificates([.file(path: file, format: .pem)]) }
+                }
+            } else {
+                security = .plaintext
+            }
+            let transport = try HTTP2ClientTransport.Posix(target: target, transportSecurity: security, config: config)
             grpc = GRPCClient(transport: transport)
+        } catch let e as EmberError {
+            throw e
         } catch {
             throw EmberError(.invalidArgument, "Cannot connect to \(host):\(port): \(error)")
         }
@@ -73,8 +90,9 @@ public final class RemoteBackend: BackendEndpoint, @unchecked Sendable {
 
     /// Connects to `address` (see `RemoteAddress(parsing:)` for the `host:port` text).
     public convenience init(address: RemoteAddress, project: String = "demo-ember", database: String = "(default)",
-                            authToken: String? = nil) throws {
-        try self.init(host: address.host, port: address.port, project: project, database: database, authToken: authToken)
+                            authToken: String? = nil, tls: Bool = false, trustedCertificatesFile: String? = nil) throws {
+        try self.init(host: address.host, port: address.port, project: project, database: database, authToken: authToken,
+                      tls: tls, trustedCertificatesFile: trustedCertificatesFile)
     }
 
     public func openLink(client: BackendClient, queue: DispatchQueue, clientPersistence: Persistence?) -> any BackendLink {

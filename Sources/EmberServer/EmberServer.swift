@@ -6,6 +6,7 @@ import Foundation
 import GRPCCore
 import GRPCNIOTransportHTTP2
 import Logging
+import NIOSSL
 
 /// Responsible for: `ember serve`: one backend (durable in one SQLite file, or in memory) behind
 /// the Cloud Firestore v1 gRPC service. Callers are who their ID token says (AuthInterceptor)
@@ -93,8 +94,17 @@ public final class EmberServer: @unchecked Sendable {
         guard (configuration.tlsCertificatePath == nil) == (configuration.tlsKeyPath == nil) else {
             throw EmberError.invalidArgument("TLS needs both a certificate chain and its private key")
         }
-        for file in [configuration.tlsCertificatePath, configuration.tlsKeyPath].compactMap({ $0 }) where !FileManager.default.isReadableFile(atPath: file) {
-            throw EmberError.invalidArgument("Cannot read the TLS file '\(file)'")
+        if let cert = configuration.tlsCertificatePath, let key = configuration.tlsKeyPath {
+            do {
+                guard try !NIOSSLCertificate.fromPEMFile(cert).isEmpty else { throw EmberError.invalidArgument("no certificate in it") }
+            } catch {
+                throw EmberError.invalidArgument("Cannot read the TLS certificate chain '\(cert)' (PEM): \(error)")
+            }
+            do {
+                _ = try NIOSSLPrivateKey(file: key, format: .pem)
+            } catch {
+                throw EmberError.invalidArgument("Cannot read the TLS private key '\(key)' (PEM): \(error)")
+            }
         }
         guard (0...65535).contains(configuration.port) else {
             throw EmberError.invalidArgument("Invalid port \(configuration.port): use 0-65535 (0 picks a free port)")

@@ -5,8 +5,8 @@ import XCTest
 /// The public API over a server (`FirestoreSettings.host`, issue 12): two `Firestore` instances on
 /// an in-process `ember serve` see each other's writes, a writer's own snapshot is pending then
 /// acknowledged, the tree stays local; a durable client restarted while the server is down sends
-/// its queued writes once it is back, each applied once; hosts that are not `host:port`, and TLS,
-/// are refused with their codes.
+/// its queued writes once it is back, each applied once; hosts that are not `host:port`, an
+/// unreadable trusted certificates file and a token that is no header value are refused.
 final class FirestoreHostTests: XCTestCase {
     var dir: String!
 
@@ -134,11 +134,13 @@ final class FirestoreHostTests: XCTestCase {
         XCTAssertFalse(onServer.metadata.isFromCache)
     }
 
-    func testHostsThatAreNotHostColonPortAndTLSAreRefused() throws {
-        func refusal(_ host: String, ssl: Bool = false) -> FirestoreError? {
+    func testHostsThatAreNotHostColonPortAndBadTLSOrTokenSettingsAreRefused() throws {
+        func refusal(_ host: String, ssl: Bool = false, ca: String? = nil, token: String? = nil) -> FirestoreError? {
             let s = FirestoreSettings()
             s.host = host
             s.isSSLEnabled = ssl
+            s.trustedCertificatesFile = ca
+            s.authToken = token
             do {
                 let db = try Firestore.open(settings: s)
                 db.terminate()
@@ -166,15 +168,17 @@ final class FirestoreHostTests: XCTestCase {
             XCTAssertEqual(e?.code, .invalidArgument, "host '\(host)': \(String(describing: e))")
             XCTAssertTrue(e?.message.contains(message) ?? false, "host '\(host)': \(String(describing: e?.message))")
         }
-        let tls = refusal("127.0.0.1:8080", ssl: true)
-        XCTAssertEqual(tls?.code, .unimplemented)
-        XCTAssertTrue(tls?.message.contains("TLS is not supported yet; set isSSLEnabled = false") ?? false, "\(String(describing: tls))")
-        // TLS is Firebase's default, so a host alone is refused until isSSLEnabled is false.
+        let ca = refusal("127.0.0.1:8080", ssl: true, ca: dir + "/missing.pem")
+        XCTAssertEqual(ca?.code, .invalidArgument)
+        XCTAssertTrue(ca?.message.contains("Cannot read the trusted certificates file") ?? false, "\(String(describing: ca))")
+        for token in ["", "a b", "tab\t", String(repeating: "x", count: 20_000)] {
+            XCTAssertEqual(refusal("127.0.0.1:8080", token: token)?.code, .invalidArgument, "token '\(token.prefix(10))'")
+        }
+        // TLS is Firebase's default: a host alone opens with TLS and the system's roots.
         let s = FirestoreSettings()
         XCTAssertTrue(s.isSSLEnabled)
         XCTAssertNil(s.host)
-        s.host = "127.0.0.1:8080"
-        XCTAssertThrowsError(try Firestore.open(settings: s)) { XCTAssertEqual(($0 as? FirestoreError)?.code, .unimplemented) }
+        XCTAssertNil(refusal("127.0.0.1:8080", ssl: true))
         // A valid host opens at once, whether or not a server answers (writes queue meanwhile).
         XCTAssertNil(refusal("[::1]:9"))
         XCTAssertNil(refusal("localhost:9"))

@@ -6,8 +6,8 @@ import JWTKit
 
 /// Responsible for: turning an `authorization` header into a `Caller`. `Bearer <admin token>` is
 /// the admin; any other bearer value must be a JWT signed with HS256 by the shared secret or with
-/// RS256/ES256 by a key of the JWKS (the header's `alg` picks which, so one kind of key is never
-/// used as another), with `exp` in the future and `iat` (and `auth_time`) not in it, each within
+/// RS256/ES256 by the key of the JWKS its `kid` names (the header's `alg` picks which, so one
+/// kind of key is never used as another), with `exp` in the future and `iat` (and `auth_time`) not in it, each within
 /// `leeway`, and a non-empty `sub` (the uid). No header is the anonymous caller; anything else
 /// is UNAUTHENTICATED. `request.auth.token` gets every claim.
 ///
@@ -20,6 +20,8 @@ struct TokenVerifier: Sendable {
 
     private let hmac: JWTKeyCollection?
     private let jwks: JWTKeyCollection?
+    /// The key ids of the JWKS: an RS256/ES256 token must name one (`kid`).
+    private let jwksKids: Set<String>
     private let adminToken: [UInt8]?
     /// The clock, in seconds since 1970 (tests move it).
     var now: @Sendable () -> Double = { Date().timeIntervalSince1970 }
@@ -39,8 +41,12 @@ struct TokenVerifier: Sendable {
             } catch {
                 throw EmberError.invalidArgument("Invalid JWKS: \(error)")
             }
+            let keys = (try? JSONSerialization.jsonObject(with: Data(jwks.utf8)) as? [String: Any])?["keys"] as? [[String: Any]] ?? []
+            jwksKids = Set(keys.compactMap { $0["kid"] as? String })
+            guard !jwksKids.isEmpty else { throw EmberError.invalidArgument("Invalid JWKS: no key with a 'kid'") }
         } else {
             self.jwks = nil
+            jwksKids = []
         }
         if let adminToken {
             guard adminToken.utf8.count >= 16 else { throw EmberError.invalidArgument("The admin token must be at least 16 bytes") }
@@ -62,10 +68,16 @@ struct TokenVerifier: Sendable {
 
     private func verify(_ token: String) async throws -> TokenClaims {
         let keys: JWTKeyCollection?
-        switch try TokenVerifier.algorithm(of: token) {
+        let header = try TokenVerifier.header(of: token)
+        switch header["alg"] as? String {
         case "HS256": keys = hmac
-        case "RS256", "ES256": keys = jwks
-        case let alg: throw unauthenticated("tokens signed with '\(alg)' are not accepted (HS256, RS256 or ES256)")
+        case "RS256", "ES256":
+            // The key the token names, never a default one.
+            guard let kid = header["kid"] as? String, jwksKids.contains(kid) else {
+                throw unauthenticated("the token's 'kid' names no key of the JWKS")
+            }
+            keys = jwks
+        case let alg: throw unauthenticated("tokens signed with '\(alg ?? "?")' are not accepted (HS256, RS256 or ES256)")
         }
         guard let keys else { throw unauthenticated("this server has no key for the token's algorithm") }
         let claims: TokenClaims
@@ -88,14 +100,14 @@ struct TokenVerifier: Sendable {
         return claims
     }
 
-    /// The `alg` of a compact JWT's header.
-    static func algorithm(of token: String) throws -> String {
+    /// The header of a compact JWT (its `alg` a string).
+    static func header(of token: String) throws -> [String: Any] {
         let segments = token.split(separator: ".", omittingEmptySubsequences: false)
         guard segments.count == 3, let header = base64URLDecode(segments[0]),
               let object = try? JSONSerialization.jsonObject(with: Data(header)) as? [String: Any],
-              let alg = object["alg"] as? String
+              object["alg"] is String
         else { throw unauthenticated("the token is not a JWT") }
-        return alg
+        return object
     }
 
     static func base64URLDecode(_ s: Substring) -> [UInt8]? {

@@ -1,4 +1,4 @@
-/* settings.host and settings.ssl (issue 12): the defaults, every refusal with its code and
+/* settings.host, .ssl, .ssl_ca_file and .auth_token (issues 12, 14): the defaults, every refusal with its code and
  * message, and a database opened on a host nothing answers at (writes queue locally, close
  * cancels their callbacks, the tree stays local, nothing leaks); in a core-only libember, the
  * refusal of every host. Clients talking to a running server are tested with `ember serve` in
@@ -29,7 +29,48 @@ static void host_defaults(void) {
     memset(&s, 0x5a, sizeof s);
     ember_settings_init(&s);
     CHECK(s.host == NULL);
-    CHECK(s.ssl);   /* Firebase's default: a host needs ssl = false until TLS is supported */
+    CHECK(s.ssl);   /* Firebase's default: TLS with the system's roots, anonymous */
+    CHECK(s.ssl_ca_file == NULL);
+    CHECK(s.auth_token == NULL);
+}
+
+/* Opens with a valid host and the given CA file and token; expects NULL with `code`. */
+static void refused_credentials(const char *ca, const char *token, int32_t code, const char *message) {
+    ember_error err;
+    ember_settings s;
+    ember_db *db;
+    ember_settings_init(&s);
+    s.host = "127.0.0.1:8080";
+    s.ssl_ca_file = ca;
+    s.auth_token = token;
+    db = ember_db_open(&s, &err);
+    CHECK(db == NULL);
+    CHECK_ERR(err, code);
+    if (!strstr(err.message, message)) {
+        test_failures++;
+        fprintf(stderr, "FAIL [%s]: message \"%s\" lacks \"%s\"\n", test_current, err.message, message);
+    }
+    ember_db_release(db);
+}
+
+static void host_credentials(void) {
+    ember_error err;
+    ember_settings s;
+    ember_db *db;
+    refused_credentials("/nonexistent/ca.pem", NULL, EMBER_ERR_INVALID_ARGUMENT, "Cannot read the trusted certificates file");
+    refused_credentials("\xff.pem", NULL, EMBER_ERR_INVALID_ARGUMENT, "settings.ssl_ca_file is not valid UTF-8");
+    refused_credentials(NULL, "", EMBER_ERR_INVALID_ARGUMENT, "Invalid auth token");
+    refused_credentials(NULL, "two words", EMBER_ERR_INVALID_ARGUMENT, "Invalid auth token");
+    refused_credentials(NULL, "\xff", EMBER_ERR_INVALID_ARGUMENT, "settings.auth_token is not valid UTF-8");
+    /* TLS (the default) with the system's roots and a token opens: the connection is made in
+     * the background. */
+    ember_settings_init(&s);
+    s.host = "127.0.0.1:9";
+    s.auth_token = "header.payload.signature";
+    db = ember_db_open(&s, &err);
+    CHECK(db != NULL);
+    if (db) CHECK(ember_db_close(db, &err));
+    ember_db_release(db);
 }
 
 static void host_refusals(void) {
@@ -48,8 +89,7 @@ static void host_refusals(void) {
     refused("http://127.0.0.1:8080", false, EMBER_ERR_INVALID_ARGUMENT, "without a scheme or a path");
     refused("local host:8080", false, EMBER_ERR_INVALID_ARGUMENT, "a space or a control character");
     refused("127.0.0.1:8080\n", false, EMBER_ERR_INVALID_ARGUMENT, "a space or a control character");
-    /* TLS: refused with a valid host; a bad host is reported first. */
-    refused("127.0.0.1:8080", true, EMBER_ERR_UNIMPLEMENTED, "TLS is not supported yet; set settings.ssl = false");
+    /* With TLS too, a bad host is refused. */
     refused("localhost", true, EMBER_ERR_INVALID_ARGUMENT, "no port");
 }
 
@@ -119,6 +159,7 @@ void run_remote(void) {
         return;
     }
     RUN(host_refusals);
+    RUN(host_credentials);
     RUN(host_settings_checked_with_the_others);
     RUN(host_unreachable_writes_queue);
 }

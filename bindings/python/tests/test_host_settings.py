@@ -1,6 +1,7 @@
-"""ember.Client(host=..., ssl=...) (issue 12) without a server: every refusal is a typed
-exception (InvalidArgumentError, a ValueError, for a host that is not "host:port";
-UnimplementedError, a NotImplementedError, for TLS), and a client of an unreachable host opens,
+"""ember.Client(host=..., ssl=..., auth_token=..., ssl_ca_file=...) (issues 12, 14) without a
+server: every refusal is a typed exception (InvalidArgumentError, a ValueError, for a host that
+is not "host:port", an unreadable CA file, a token that is no header value), and a client of an
+unreachable host opens (TLS by default),
 keeps its writes pending and its tree local. Clients of a running `ember serve` are tested in
 Tests/remote (make test-remote)."""
 import time
@@ -30,13 +31,19 @@ def test_a_host_that_is_not_host_colon_port_is_refused(host, message):
     assert isinstance(e.value, ValueError) and e.value.code == 3
 
 
-def test_tls_is_refused_and_is_the_default():
-    with pytest.raises(ember.UnimplementedError) as e:
-        ember.Client(host="127.0.0.1:8080")
-    assert "TLS is not supported yet; pass ssl=False" in str(e.value)
-    assert isinstance(e.value, NotImplementedError)
-    with pytest.raises(ember.UnimplementedError):
-        ember.Client(host="127.0.0.1:8080", ssl=True)
+def test_tls_is_the_default_and_bad_tls_or_token_settings_are_refused(tmp_path):
+    # TLS (the system's roots) and a token open: the connection is made in the background.
+    ember.Client(host=UNREACHABLE, auth_token="header.payload.signature").close()
+    with pytest.raises(ember.InvalidArgumentError) as e:
+        ember.Client(host=UNREACHABLE, ssl_ca_file=tmp_path / "missing.pem")
+    assert "Cannot read the trusted certificates file" in str(e.value)
+    for token in ["", "two words", "x" * 20_000]:
+        with pytest.raises(ember.InvalidArgumentError):
+            ember.Client(host=UNREACHABLE, auth_token=token)
+    with pytest.raises(ember.InvalidArgumentError):
+        ember.Client(host=UNREACHABLE, auth_token=b"bytes")
+    with pytest.raises(ValueError):
+        ember.Client(host=UNREACHABLE, auth_token="nul\0inside")
     # Without a host, ssl means nothing.
     ember.Client(ssl=True).close()
 

@@ -16,6 +16,7 @@ import atexit
 import datetime as _dt
 import functools
 import json
+import os
 import threading
 import weakref
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
@@ -104,15 +105,16 @@ class _hybridmethod:
         return functools.partial(self.f, cls if obj is None else obj)
 
 
-def _check_host(host: Any, ssl: bool, project: Any, database: Any) -> None:
+def _check_host(host: Any, project: Any, database: Any, auth_token: Any, ssl_ca_file: Any) -> None:
     """What Client(host=...) refuses before libember reads the address (which refuses an empty
-    host, a NUL, no port, ... with InvalidArgumentError): a host that is not a str, TLS (not
-    supported yet), another project or database than Ember's clients use."""
+    host, a NUL, no port, ... with InvalidArgumentError): a host, token or CA file that is not a
+    str, another project or database than Ember's clients use."""
     if not isinstance(host, str):
         raise InvalidArgumentError(f"Client(host): expected a str such as '127.0.0.1:8080', not {type(host).__name__}")
-    if ssl:
-        raise UnimplementedError(f"Client(host={host!r}): TLS is not supported yet; pass ssl=False "
-                                 "(ember serve and the emulator speak plaintext)")
+    if auth_token is not None and not isinstance(auth_token, str):
+        raise InvalidArgumentError(f"Client(auth_token): expected a str (an ID token), not {type(auth_token).__name__}")
+    if ssl_ca_file is not None and not isinstance(ssl_ca_file, (str, os.PathLike)):
+        raise InvalidArgumentError(f"Client(ssl_ca_file): expected a path, not {type(ssl_ca_file).__name__}")
     if project is not None and project != "demo-ember":
         raise InvalidArgumentError(f"Client(project={project!r}, host=...): Ember's clients of a server use the project "
                                    "'demo-ember'; other projects are not supported yet")
@@ -127,8 +129,11 @@ class Client:
     `host="127.0.0.1:8080"` syncs the documents with that server (`ember serve` or the
     Firestore emulator, database `projects/demo-ember/databases/(default)`) instead of the
     in-process backend; `path` then holds the durable cache and pending writes, and the tree
-    (`reference()`) stays local. `ssl` (default True, as Firebase) must be False with a host:
-    TLS is not supported yet.
+    (`reference()`) stays local. `ssl` (default True, as Firebase) connects with TLS, the
+    server's certificate verified against the system's roots or the PEM file `ssl_ca_file`;
+    pass False for a plaintext server (the emulator, a loopback `ember serve`). `auth_token`
+    (an ID token, a JWT) is sent as `authorization: Bearer` on every call, for a server whose
+    security rules decide by `request.auth`; None: anonymous.
 
     A context manager; `close()` is idempotent. `project`, `credentials`, `database` and
     `client_options` are accepted (and ignored) so google-cloud-firestore code keeps working;
@@ -137,8 +142,8 @@ class Client:
 
     def __init__(self, project: Any = None, credentials: Any = None, database: Any = None, *,
                  path: Any = None, persistence: Optional[bool] = None, cache_size_bytes: Optional[int] = None,
-                 host: Optional[str] = None, ssl: bool = True,
-                 client_options: Any = None, client_info: Any = None) -> None:
+                 host: Optional[str] = None, ssl: bool = True, auth_token: Optional[str] = None,
+                 ssl_ca_file: Any = None, client_options: Any = None, client_info: Any = None) -> None:
         if persistence is None:
             persistence = path is not None
         if cache_size_bytes is None:
@@ -150,8 +155,9 @@ class Client:
         if not isinstance(ssl, bool):
             raise InvalidArgumentError(f"Client(ssl): expected a bool, not {type(ssl).__name__}")
         if host is not None:
-            _check_host(host, ssl, project, database)
-        self._db = _ember.Database(path, bool(persistence), cache_size_bytes, host, ssl)
+            _check_host(host, project, database, auth_token, ssl_ca_file)
+        ca = None if ssl_ca_file is None else os.fspath(ssl_ca_file)
+        self._db = _ember.Database(path, bool(persistence), cache_size_bytes, host, ssl, auth_token, ca)
         self._online = True
         self._db.ref_factory = self._ref
         self._path = path

@@ -121,19 +121,29 @@ static int db_check(DbObject *self) {
 }
 
 static int Db_init(DbObject *self, PyObject *args, PyObject *kw) {
-    static char *kwlist[] = {"path", "persistence", "cache_size_bytes", "host", "ssl", NULL};
+    static char *kwlist[] = {"path", "persistence", "cache_size_bytes", "host", "ssl", "auth_token", "ssl_ca_file", NULL};
     PyObject *path = Py_None;
     PyObject *host = Py_None;
+    PyObject *token = Py_None;
+    PyObject *ca = Py_None;
     int persistence = 0;
     long long cache = 0;
     int ssl = 1;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "|OpLOp", kwlist, &path, &persistence, &cache, &host, &ssl)) return -1;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "|OpLOpOO", kwlist, &path, &persistence, &cache, &host, &ssl, &token, &ca)) return -1;
     ember_settings s;
     ember_settings_init(&s);
+    /* borrowed from the arguments (kept alive by the caller) for the open below */
     if (host != Py_None) {
-        /* borrowed from `host` (kept alive by the caller's arguments) for the open below */
         s.host = str_arg(host, "host");
         if (!s.host) return -1;
+    }
+    if (token != Py_None) {
+        s.auth_token = str_arg(token, "auth_token");
+        if (!s.auth_token) return -1;
+    }
+    if (ca != Py_None) {
+        s.ssl_ca_file = str_arg(ca, "ssl_ca_file");
+        if (!s.ssl_ca_file) return -1;
     }
     s.ssl = ssl;
     if (path != Py_None) {

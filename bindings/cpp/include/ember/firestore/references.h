@@ -145,7 +145,10 @@ inline bool CSettings(const Settings& settings, ember_settings* s, ember_error* 
   s->cache_size_bytes = settings.cache_size_bytes();
   s->host = settings.host().empty() ? nullptr : settings.host().c_str();
   s->ssl = settings.is_ssl_enabled();
-  return NoNul(settings.path(), "Settings path", err) && NoNul(settings.host(), "Settings host", err);
+  s->ssl_ca_file = settings.ssl_ca_file().empty() ? nullptr : settings.ssl_ca_file().c_str();
+  s->auth_token = settings.auth_token().empty() ? nullptr : settings.auth_token().c_str();
+  return NoNul(settings.path(), "Settings path", err) && NoNul(settings.host(), "Settings host", err) &&
+         NoNul(settings.ssl_ca_file(), "Settings ssl_ca_file", err) && NoNul(settings.auth_token(), "Settings auth_token", err);
 }
 
 inline bool PayloadOk(const WritePayload& p, ember_error* err) {

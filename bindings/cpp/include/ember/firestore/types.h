@@ -137,10 +137,18 @@ class Settings {
   /// backend. The tree stays local either way.
   const std::string& host() const { return host_; }
   void set_host(std::string host) { host_ = std::move(host); }
-  /// TLS to the host: true by default, as in firebase-cpp; not supported yet, so Create fails
-  /// with kErrorUnimplemented for a host unless it is set to false.
+  /// TLS to the host: true by default, as in firebase-cpp (`ember serve --tls-cert ...`); set
+  /// false for a plaintext server (the emulator, a loopback `ember serve`).
   bool is_ssl_enabled() const { return ssl_enabled_; }
   void set_ssl_enabled(bool enabled) { ssl_enabled_ = enabled; }
+  /// With TLS: a PEM file of the certificates the server's is verified against; empty: the
+  /// system's roots.
+  const std::string& ssl_ca_file() const { return ssl_ca_file_; }
+  void set_ssl_ca_file(std::string path) { ssl_ca_file_ = std::move(path); }
+  /// The caller's ID token (a JWT) sent as `authorization: Bearer` on every call, for a server
+  /// whose security rules decide by request.auth; empty: anonymous.
+  const std::string& auth_token() const { return auth_token_; }
+  void set_auth_token(std::string token) { auth_token_ = std::move(token); }
 
  private:
   std::string path_;
@@ -148,6 +156,8 @@ class Settings {
   int64_t cache_size_bytes_ = EMBER_CACHE_SIZE_DEFAULT;
   std::string host_;
   bool ssl_enabled_ = true;
+  std::string ssl_ca_file_;
+  std::string auth_token_;
 };
 
 namespace internal {

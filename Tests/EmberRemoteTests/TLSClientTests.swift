@@ -1,0 +1,66 @@
+import Ember
+import EmberServer
+import Foundation
+import XCTest
+
+/// TLS between Ember's clients and `ember serve --tls-cert --tls-key` (issue 14): a client that
+/// trusts the server's certificate (`FirestoreSettings.trustedCertificatesFile`) writes and
+/// reads; one that verifies against the system's roots (which do not hold this self-signed
+/// certificate) and a plaintext client never reach it: their reads from the server fail and
+/// their writes stay pending.
+final class TLSClientTests: XCTestCase {
+    func testAClientTrustingTheCertificateTalksTLSAndOthersDoNot() throws {
+        let dir = NSTemporaryDirectory() + "ember-tls-\(getpid())-\(UInt32.random(in: 0..<UInt32.max))"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let (cert, key) = try selfSignedCertificate(in: dir)
+        let server = try TestServer { c in
+            c.tlsCertificatePath = cert
+            c.tlsKeyPath = key
+        }
+        defer { server.stop() }
+        func open(ssl: Bool, ca: String?) throws -> Firestore {
+            let s = FirestoreSettings()
+            s.host = "127.0.0.1:\(server.port)"
+            s.isSSLEnabled = ssl
+            s.trustedCertificatesFile = ca
+            return try Firestore.open(settings: s)
+        }
+        let trusting = try open(ssl: true, ca: cert)
+        let systemRoots = try open(ssl: true, ca: nil)
+        let plaintext = try open(ssl: false, ca: nil)
+        defer { trusting.terminate(); systemRoots.terminate(); plaintext.terminate() }
+
+        let written = expectation(description: "acknowledged over TLS")
+        trusting.document("tls/a").setData(["n": 1]) { e in XCTAssertNil(e); written.fulfill() }
+        wait(for: [written], timeout: 10)
+        let read = try blockingAwait { try await trusting.document("tls/a").getDocument(source: .server) }
+        XCTAssertEqual(read.data()?["n"] as? Int, 1)
+
+        for (name, db) in [("system roots", systemRoots), ("plaintext", plaintext)] {
+            XCTAssertThrowsError(try blockingAwait { try await db.document("tls/a").getDocument(source: .server) }, name) { e in
+                XCTAssertEqual((e as? FirestoreError)?.code, .unavailable, "\(name): \(e)")
+            }
+            let acked = Recorder<Bool>()
+            db.document("tls/\(name.prefix(5))").setData(["n": 2]) { _ in acked.append(true) }
+            Thread.sleep(forTimeInterval: 1)
+            XCTAssertTrue(acked.all.isEmpty, "\(name): a write was acknowledged without TLS to a trusted server")
+        }
+    }
+
+    /// A certificate for 127.0.0.1 and localhost, and its key (PEM files in `dir`).
+    func selfSignedCertificate(in dir: String) throws -> (cert: String, key: String) {
+        let cert = dir + "/cert.pem", key = dir + "/key.pem"
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
+        p.arguments = ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+                       "-keyout", key, "-out", cert, "-days", "1", "-subj", "/CN=localhost",
+                       "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost"]
+        p.standardOutput = FileHandle.nullDevice
+        p.standardError = FileHandle.nullDevice
+        try p.run()
+        p.waitUntilExit()
+        guard p.terminationStatus == 0 else { throw FirestoreError(.internal, "openssl could not make a certificate") }
+        return (cert, key)
+    }
+}
