@@ -332,8 +332,9 @@ static void NulAndDepthAreRefused() {
   CHECK(!db->Document("c/deep").Get().result()->exists());
 }
 
-// Settings::set_host (issue 12): refusals through Create's error and message; a host nothing
-// answers at opens (the connection is made in the background) and its writes wait.
+// Settings::set_host, set_ssl_enabled, set_ssl_ca_file, set_auth_token (issues 12, 14):
+// refusals through Create's error and message; a host nothing answers at opens (the connection
+// is made in the background) and its writes wait.
 static void HostSettings() {
   Settings defaults;
   CHECK(defaults.host().empty() && defaults.is_ssl_enabled());
@@ -345,8 +346,26 @@ static void HostSettings() {
   };
   Error error = kErrorOk;
   std::string message;
-  CHECK(open("127.0.0.1:8080", true, &error, &message) == nullptr);
-  CHECK(error == kErrorUnimplemented && message.find("TLS is not supported yet") != std::string::npos);
+  {
+    // TLS (the default) opens; an unreadable CA file and a token with a NUL or a space do not.
+    auto tls = open("127.0.0.1:9", true, &error, &message);
+    CHECK(tls != nullptr && error == kErrorOk);
+    Settings s;
+    s.set_host("127.0.0.1:9");
+    s.set_ssl_ca_file("/nonexistent/ca.pem");
+    CHECK(Firestore::Create(s, &error, &message) == nullptr);
+    CHECK(error == kErrorInvalidArgument && message.find("Cannot read the trusted certificates file") != std::string::npos);
+    s.set_ssl_ca_file("");
+    s.set_auth_token(std::string("a\0b", 3));
+    CHECK(Firestore::Create(s, &error, &message) == nullptr);
+    CHECK(error == kErrorInvalidArgument && message.find("Settings auth_token must not contain a NUL") != std::string::npos);
+    s.set_auth_token("two words");
+    CHECK(Firestore::Create(s, &error, &message) == nullptr);
+    CHECK(error == kErrorInvalidArgument && message.find("Invalid auth token") != std::string::npos);
+    s.set_auth_token("header.payload.signature");
+    auto with_token = Firestore::Create(s, &error, &message);
+    CHECK(with_token != nullptr && error == kErrorOk);
+  }
   CHECK(open(std::string("127.0.0.1\0:8080", 15), false, &error, &message) == nullptr);
   CHECK(error == kErrorInvalidArgument && message.find("Settings host must not contain a NUL") != std::string::npos);
   CHECK(open("localhost", false, &error, &message) == nullptr);
