@@ -15,6 +15,8 @@
       dicts; median of 20; ms; without an index, then with one made by set_index_configuration
       (targets 25 / 2.5 ms, issue 5)
   (e) one durably acknowledged write: set() then wait_for_pending_writes() on the file; p50/p99 us
+  (a-durable), (b-durable) (a) and (b) on a database file (persistence on): the embedded
+      default, which issue 13 compares with SQLite+apsw (its table is printed last, with ratios)
 
 Then it runs the peers' scripts that can run here (SQLite via stdlib/apsw and TinyDB, when their
 packages are importable by this Python or by $PEERS_VENVS/main) and prints everything side by
@@ -186,6 +188,11 @@ def step(res, key, label, fn, *args):
 def bench_durable(res):
     tmp = tempfile.mkdtemp(prefix="ember-bench-")
     try:
+        # The embedded default (issue 13): the listeners on a database file, persistence on.
+        db = ember.Client(path=os.path.join(tmp, "listen.ember"))
+        step(res, "a_durable", "(a-durable) document listener, database file", bench_a, db)
+        step(res, "b_durable", "(b-durable) query listener, database file", bench_b, db)
+        db.close()
         db = ember.Client(path=os.path.join(tmp, "bench.ember"))
         step(res, "c_durable", "(c-durable) bulk insert into a file", bench_c, db)
         step(res, "d_noindex", "(d) equality query over the cached docs, no index", bench_d, db)
@@ -258,6 +265,39 @@ def main():
         print(f"| {r.get('peer', name)} | {fmt_lat(r.get('a'))} | {fmt_lat(r.get('b'))} | {c:,} | {d} |" if isinstance(c, int)
               else f"| {r.get('peer', name)} | {fmt_lat(r.get('a'))} | {fmt_lat(r.get('b'))} | {c} | {d} |")
     print(f"\n(e) one durably acknowledged write, p50 / p99 us: {fmt_lat(res['e'])} (report only)")
+    sqlite = next((r for name, r in peers.items() if name == "bench_sqlite.py" and "a" in r), None)
+    print_issue13(res, sqlite)
+
+
+def ratio(better_when_smaller, ember_value, peer_value):
+    """How many times better Ember is than the peer (> 1: better), as text."""
+    try:
+        r = peer_value / ember_value if better_when_smaller else ember_value / peer_value
+    except (TypeError, ZeroDivisionError):
+        return "n/a"
+    return f"{r:.2f}x {'met' if r >= 1.5 else 'MISSED'}"
+
+
+def print_issue13(res, sqlite):
+    """Issue 13's table: the durable embedded default against SQLite+apsw, same run; target 1.5x."""
+    print("\nIssue 13: Ember with a path vs SQLite+apsw, this run (target: Ember >= 1.5x better on every row)")
+    print("| workload | SQLite+apsw | Ember (path) | ratio |")
+    print("|---|---|---|---|")
+    if sqlite is None:
+        print("| (the SQLite peer did not run: see above) | | | |")
+        return
+    a, sa = res["a_durable"], sqlite.get("a", {})
+    b, sb = res["b_durable"], sqlite.get("b", {})
+    bulk = sqlite.get("apsw", sqlite)   # (c) and (d) through apsw, as the issue's table
+    c, sc = res["c_durable"]["docs_per_s_acknowledged"], bulk.get("c_docs_per_s")
+    dn, di = ms(res["d_noindex"]), ms(res["d_index"])
+    sdn, sdi = ms(bulk.get("d_noindex")), ms(bulk.get("d_index"))
+    print(f"| (a) write -> document listener, p50 us | {sa.get('p50_us')} | {a['p50_us']} | {ratio(True, a['p50_us'], sa.get('p50_us'))} |")
+    print(f"| (b) query listener (1k of 10k), p50 us | {sb.get('p50_us')} | {b['p50_us']} | {ratio(True, b['p50_us'], sb.get('p50_us'))} |")
+    print(f"| (b) query listener (1k of 10k), p99 us | {sb.get('p99_us')} | {b['p99_us']} | {ratio(True, b['p99_us'], sb.get('p99_us'))} |")
+    print(f"| (c) bulk insert 100k, durable, docs/s | {sc} | {c} | {ratio(False, c, sc)} |")
+    print(f"| (d) group == 42 -> 1,000 dicts, no index, ms | {sdn} | {dn} | {ratio(True, dn, sdn)} |")
+    print(f"| (d) with an index, ms | {sdi} | {di} | {ratio(True, di, sdi)} |")
 
 
 if __name__ == "__main__":
