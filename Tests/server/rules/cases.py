@@ -12,6 +12,8 @@ A case is `(name, method, path, auth, data)` or `(name, method, path, auth, data
   a whole when any write is denied.
 - method listen: a Listen target on the document `path` (get rules) or on the collection `path`
   (list rules, with where(...) as for list).
+- a list or listen case with the extra GROUP is a collection-group query on the last segment of
+  `path` (every collection with that id, at any depth), run under the documents root.
 
     ("notes list own", "list", "notes", ALICE, None, where(("owner", "==", "alice")))
 """
@@ -36,6 +38,12 @@ SEED = {
     "scores/s2": {"points": 150},
     "teams/t1": {"members": ["alice", "bob"]},
     "teams/t2": {"members": ["carol"]},
+    "posts/p1/comments/c1": {"visible": True, "by": "alice"},
+    "posts/p1/comments/c2": {"visible": False, "by": "bob"},
+    "comments/top": {"visible": True, "by": "carol"},
+    "forums/f1": {"name": "x"},
+    "forums/f1/threads/t1": {"title": "t"},
+    "forums/f1/threads/t1/replies/r1": {"x": 1},
 }
 
 ANON = None
@@ -44,6 +52,9 @@ BOB = {"uid": "bob"}
 CAROL = {"uid": "carol"}
 ADMIN = {"uid": "root", "claims": {"admin": True}}
 DAVE = {"uid": "dave"}          # signed in, no users/ document
+FAY_F1 = {"uid": "fay", "claims": {"forum": "f1"}}
+GUS_F2 = {"uid": "gus", "claims": {"forum": "f2"}}
+GROUP = {"group": True}         # extra of a list/listen case: a collection-group query
 
 
 def _invite(**over):
@@ -189,6 +200,45 @@ LISTEN_CASES = [
     ("listen limited limit 5", "listen", "limited", ANON, None, where(limit=5)),
 ]
 
+# Recursive wildcards in the middle of a match path (/{path=**}/comments/{id}: zero or more
+# segments before `comments`) or at its end (/forums/{forumId}/{rest=**}), and collection-group
+# queries (GROUP), which a rule allows only through a path that starts with a recursive wildcard.
+WILDCARD_CASES = [
+    ("comment get visible nested anon", "get", "posts/p1/comments/c1", ANON, None),
+    ("comment get invisible nested anon", "get", "posts/p1/comments/c2", ANON, None),
+    ("comment get root-level anon", "get", "comments/top", ANON, None),
+    ("comment get missing nested anon", "get", "posts/p1/comments/zz", ANON, None),
+    ("comment create nested by author", "create", "posts/p1/comments/c3", ALICE, {"visible": True, "by": "alice"}),
+    ("comment create nested as other", "create", "posts/p1/comments/c3", ALICE, {"visible": True, "by": "bob"}),
+    ("comment create nested anon", "create", "posts/p1/comments/c3", ANON, {"visible": True, "by": "alice"}),
+    ("comment create deep under missing parents", "create", "a/b/c/d/comments/c9", BOB, {"visible": False, "by": "bob"}),
+    ("comment update nested by author", "update", "posts/p1/comments/c1", ALICE, {"visible": True, "by": "alice"}),
+    ("comment list nested visible anon", "list", "posts/p1/comments", ANON, None, where(("visible", "==", True))),
+    ("comment list nested no filter anon", "list", "posts/p1/comments", ANON, None),
+    ("comment list root-level visible anon", "list", "comments", ANON, None, where(("visible", "==", True))),
+    ("comment group visible anon", "list", "comments", ANON, None, where(("visible", "==", True)), GROUP),
+    ("comment group no filter anon", "list", "comments", ANON, None, GROUP),
+    ("comment group invisible alice", "list", "comments", ALICE, None, where(("visible", "==", False)), GROUP),
+    ("comment group visible limit anon", "list", "comments", ANON, None, where(("visible", "==", True), limit=1), GROUP),
+    ("comment group via nested path visible anon", "list", "posts/p1/comments", ANON, None,
+     where(("visible", "==", True)), GROUP),
+    ("unmatched group admin", "list", "widgets", ADMIN, None, GROUP),
+    ("forum replies group own forum", "list", "replies", FAY_F1, None, GROUP),
+    ("forum reply get own forum", "get", "forums/f1/threads/t1/replies/r1", FAY_F1, None),
+    ("forum reply get other forum", "get", "forums/f1/threads/t1/replies/r1", GUS_F2, None),
+    ("forum reply get anon", "get", "forums/f1/threads/t1/replies/r1", ANON, None),
+    ("forum doc get own forum (rest zero segments)", "get", "forums/f1", FAY_F1, None),
+    ("forum doc get other forum", "get", "forums/f1", GUS_F2, None),
+    ("forum threads list own forum", "list", "forums/f1/threads", FAY_F1, None),
+    ("forum threads list other forum", "list", "forums/f1/threads", GUS_F2, None),
+    ("forum replies list own forum", "list", "forums/f1/threads/t1/replies", FAY_F1, None),
+    ("forums list with forum claim", "list", "forums", FAY_F1, None),
+    ("forum reply create own forum", "create", "forums/f1/threads/t1/replies/r2", FAY_F1, {"x": 2}),
+    ("listen comment group visible anon", "listen", "comments", ANON, None, where(("visible", "==", True)), GROUP),
+    ("listen comment group no filter anon", "listen", "comments", ANON, None, GROUP),
+    ("listen forum threads own forum", "listen", "forums/f1/threads", FAY_F1, None),
+]
+
 # (name, method, path, auth, data for create/update[, extra])
 CASES = [
     ("public get anon", "get", "public/p1", ANON, None),
@@ -323,4 +373,4 @@ CASES = [
     ("invite create uses 2.0", "create", "invites/xyz", ALICE, _invite(uses=2.0)),
     ("invite update", "update", "invites/abcdef", ALICE, {"x": 2}),
     ("invite delete", "delete", "invites/abcdef", ALICE, None),
-] + QUERY_CASES + BATCH_CASES + LISTEN_CASES
+] + QUERY_CASES + BATCH_CASES + LISTEN_CASES + WILDCARD_CASES

@@ -11,7 +11,8 @@ an outcome. Every call is bounded (CALL_SECONDS, a Listen LISTEN_SECONDS).
 
 Outcomes: OK (or NOT_FOUND for a get) is allow, PERMISSION_DENIED is deny. A Listen is allowed
 when a TargetChange CURRENT arrives, denied when a TargetChange REMOVE with cause.code 7 does.
-The requests are wire.py's JSON parsed into protos: the same requests the recorder sends by REST.
+The requests are wire.py's JSON parsed into protos: the same requests the recorder sends by REST
+(a `"group": true` case is a collection-group query, in RunQuery and in a Listen query target).
 
 Clearing: with `clear_url` (the emulator's DELETE endpoint) every document goes; without it (ember)
 the documents the last case wrote are deleted and the seed is written over, in one commit.
@@ -89,9 +90,9 @@ class RulesServer:
                 self.client.get_document(request={"name": f"{self.docs}/{case['path']}"},
                                          metadata=self.metadata(bearer), timeout=CALL_SECONDS, retry=None)
             elif method == "list":
-                parent, coll = wire.split_collection(case["path"])
+                parent, sq = wire.case_query(case)
                 request = fs.RunQueryRequest(parent=f"{self.docs}/{parent}" if parent else self.docs,
-                                             structured_query=self.query(coll, case.get("query")))
+                                             structured_query=query_pb.StructuredQuery.from_json(json.dumps(sq)))
                 for _ in self.client.run_query(request=request, metadata=self.metadata(bearer),
                                                timeout=CALL_SECONDS, retry=None):
                     pass
@@ -107,21 +108,17 @@ class RulesServer:
             return unexpected(e)
         return "allow"
 
-    @staticmethod
-    def query(collection_id, query):
-        return query_pb.StructuredQuery.from_json(json.dumps(wire.structured_query(collection_id, query)))
-
     def listen(self, case, bearer):
         """Adds one target and waits for CURRENT or REMOVE; an allowed target is then removed
         (RemoveTarget, until its REMOVE) and the stream half-closed and read to its end, so the
         emulator holds no listener when it is cleared next. At most LISTEN_SECONDS in all."""
         path = case["path"]
-        if path.count("/") % 2 == 1:
+        if path.count("/") % 2 == 1 and not case.get("group"):
             target = {"documents": {"documents": [f"{self.docs}/{path}"]}}
         else:
-            parent, coll = wire.split_collection(path)
+            parent, sq = wire.case_query(case)
             target = {"query": {"parent": f"{self.docs}/{parent}" if parent else self.docs,
-                                "structuredQuery": wire.structured_query(coll, case.get("query"))}}
+                                "structuredQuery": sq}}
         target["targetId"] = TARGET
         outbox = queue.Queue()
         outbox.put(fs.ListenRequest.from_json(json.dumps({"database": self.database, "addTarget": target})))

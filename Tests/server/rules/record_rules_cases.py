@@ -6,8 +6,8 @@ clearing the database, writing the seed as `Bearer owner` (which bypasses rules)
 the case's request over the emulator's REST API as an unauthenticated client or with an
 unsigned ID token (`alg: none`, as the emulator docs describe), and recording allow (HTTP 200,
 or 404 for a get the rules allowed) or deny (403 PERMISSION_DENIED). Anything else fails.
-A list is a runQuery (with the case's filters and limit), a commit case one :commit with all its
-writes; a listen case goes over gRPC (grpc_rules.py: REST has no Listen), on the same emulator.
+A list is a runQuery (with the case's filters and limit; with `"group": true` a collection-group
+query under the documents root), a commit case one :commit with all its writes; a listen case goes over gRPC (grpc_rules.py: REST has no Listen), on the same emulator.
 
     /work/main/.venv-server/bin/python Tests/server/rules/record_rules_cases.py          # rewrite the JSON
     /work/main/.venv-server/bin/python Tests/server/rules/record_rules_cases.py --check  # compare only
@@ -80,10 +80,9 @@ class Emulator:
         if method == "get":
             return self.call("GET", f"/v1/{self.db}/{path}", bearer=bearer)
         if method == "list":
-            parent, coll = wire.split_collection(path)
+            parent, sq = wire.case_query(case)
             url = f"/v1/{self.db}/{parent}:runQuery" if parent else f"/v1/{self.db}:runQuery"
-            return self.call("POST", url, {"structuredQuery": wire.structured_query(coll, case.get("query"))},
-                             bearer=bearer)
+            return self.call("POST", url, {"structuredQuery": sq}, bearer=bearer)
         writes = [wire.write(op, self.db, p, data) for op, p, data in wire.case_writes(case)]
         return self.call("POST", f"/v1/{self.db}:commit", {"writes": writes}, bearer=bearer)
 

@@ -3,7 +3,9 @@
 Responsible for: running every case of cases.py over gRPC (grpc_rules.py) against the emulator
 started with --rules=differential.rules and against `ember serve --memory --rules` with the same
 file, and checking recorded (differential_cases.json) == emulator == ember for each case, with
-one table of every mismatch.
+one table of every mismatch. Both servers get the same requests, collection-group queries
+(`"group": true` cases: RunQuery and Listen query targets with allDescendants, under the
+documents root) included.
 
 Tokens: the emulator gets unsigned JWTs (`alg: none`) and is seeded as `Bearer owner`; ember gets
 the same claims signed HS256 with the secret in --jwt-secret-file and is seeded with the token in
@@ -106,6 +108,8 @@ def emulator_outcomes(workdir):
 
 def test_emulator_over_grpc_decides_as_recorded(emulator_outcomes):
     assert len(ALL) >= 100
+    assert any(c.get("group") and c["method"] == "list" for c in ALL), "no collection-group query case"
+    assert any(c.get("group") and c["method"] == "listen" for c in ALL), "no collection-group listen case"
     expected = recorded()
     assert list(expected) == [c["name"] for c in ALL], \
         f"cases.py and {OUT} list different cases: run record_rules_cases.py"

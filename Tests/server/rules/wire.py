@@ -7,10 +7,13 @@ recorder (REST) and the server test (gRPC) send the same requests.
     value(3)                                         # {"integerValue": "3"}
     write("create", DOCS, "posts/p4", {"a": 1})      # update + currentDocument.exists false
     structured_query("notes", {"where": [["owner", "==", "alice"]], "limit": 5})
+    case_query({"path": "posts/p1/comments", "group": True})   # ("", {"from": [{..., "allDescendants": True}]})
 
 Write ops: `create` (currentDocument.exists false), `update` (exists true; the whole document, no
 mask, so request.resource.data is the data given), `set` (no precondition), `delete` (none).
-A query's filters are ANDed (one fieldFilter, or a compositeFilter AND).
+A query's filters are ANDed (one fieldFilter, or a compositeFilter AND). A case with
+`"group": true` is a collection-group query: from = [{collectionId: the last segment of its path,
+allDescendants: true}], run under the documents root.
 """
 
 OPS = {"==": "EQUAL", "!=": "NOT_EQUAL", "<": "LESS_THAN", "<=": "LESS_THAN_OR_EQUAL",
@@ -66,9 +69,19 @@ def split_collection(path):
     return parent, coll
 
 
-def structured_query(collection_id, query):
-    """A structuredQuery on one collection with the case's filters (ANDed) and limit."""
-    sq = {"from": [{"collectionId": collection_id}]}
+def case_query(case):
+    """(parent, structuredQuery) of a list case or a listen case on a query; parent is relative
+    to the documents root ("" for the root itself, always so for a collection group)."""
+    parent, coll = split_collection(case["path"])
+    group = bool(case.get("group"))
+    return ("" if group else parent), structured_query(coll, case.get("query"), group=group)
+
+
+def structured_query(collection_id, query, group=False):
+    """A structuredQuery on one collection (every collection with that id when `group`) with the
+    case's filters (ANDed) and limit."""
+    sq = {"from": [{"collectionId": collection_id, "allDescendants": True} if group
+                   else {"collectionId": collection_id}]}
     filters = [{"fieldFilter": {"field": {"fieldPath": f}, "op": OPS[op], "value": value(v)}}
                for f, op, v in (query or {}).get("where", [])]
     if len(filters) == 1:
