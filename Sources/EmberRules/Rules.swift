@@ -15,8 +15,7 @@ public struct Rules: Sendable {
     public init(_ ruleSet: RuleSet) { self.ruleSet = ruleSet }
 
     public func evaluate(_ request: RulesRequest, lookup: RulesDocumentLookup? = nil) -> RulesDecision {
-        let matchPath: [String?] = request.method == .list ? request.matchPath + [nil] : request.matchPath
-        let hits = MatchResolver.resolve(ruleSet, path: matchPath)
+        let hits = MatchResolver.resolve(ruleSet, segments: request.matchSegments)
         if hits.isEmpty { return RulesDecision(allowed: false, reason: "no match for /\(request.matchPath.joined(separator: "/"))") }
         guard request.method == .list, let query = request.query else {
             return decide(request, hits, resource: resourceValue(request), lookup: lookup)

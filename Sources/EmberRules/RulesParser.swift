@@ -195,8 +195,9 @@ public struct RulesParser {
                 segments.append(.literal(String(decoding: bytes[start..<pos], as: UTF8.self)))
             }
         }
-        if let i = segments.firstIndex(where: { if case .rest = $0 { return true }; return false }), i != segments.count - 1 {
-            throw RulesParseError("'{name=**}' must be the last segment of a match path", at: here)
+        // rules_version 2: a recursive wildcard anywhere in the path, one per path.
+        if segments.filter({ if case .rest = $0 { return true }; return false }).count > 1 {
+            throw RulesParseError("a match path has at most one '{name=**}' segment", at: here)
         }
         lexer.pos = pos
         try advance()

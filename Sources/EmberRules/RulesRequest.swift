@@ -21,6 +21,9 @@ public struct RulesRequest: Sendable {
     /// For `list`: the query (`request.query`, and the values its filters pin, which the rule
     /// sees as `resource.data`). Nil: a listing with no filter.
     public var query: RulesQuery?
+    /// For `list`: a collection-group query of the collection id `path.last`, below `path`'s
+    /// other segments at any depth. Only `match` paths with `{x=**}` before the id match it.
+    public var collectionGroup = false
 
     public init(method: RuleMethod, path: [String], database: String = "(default)", auth: RulesAuth? = nil,
                 newData: MapValue? = nil, existing: MapValue? = nil, time: Timestamp = Timestamp(micros: 0),
@@ -37,6 +40,15 @@ public struct RulesRequest: Sendable {
 
     /// The full path a `match` is tried against: `databases/<db>/documents/<path...>`.
     var matchPath: [String] { ["databases", database, "documents"] + path }
+
+    /// The segments a `match` is tried against: a `list`'s open document last, and for a
+    /// collection group, any depth before the collection id.
+    var matchSegments: [MatchResolver.Segment] {
+        var out = (["databases", database, "documents"] + path).map(MatchResolver.Segment.id)
+        if collectionGroup, !out.isEmpty { out.insert(.anyDepth, at: out.count - 1) }
+        if method == .list { out.append(.open) }
+        return out
+    }
 }
 
 /// Responsible for: `request.auth`: the signed-in user's uid and the token's claims.

@@ -1,7 +1,7 @@
 // The rules differential test: EmberRules must decide every case the Firestore emulator decided
 // (Resources/differential_cases.json, recorded by Tests/server/rules/record_rules_cases.py
 // against Resources/differential.rules): gets, creates, updates, deletes, lists (with the
-// query's filters and limit), multi-write commits (denied when one write is) and listens (a
+// query's filters and limit; collection groups), multi-write commits (denied when one write is) and listens (a
 // document's `get`, a query's `list`).
 import Foundation
 import XCTest
@@ -20,6 +20,8 @@ final class DifferentialTests: XCTestCase {
         var data: JSONValue?
         var query: Query?
         var writes: [Write]?
+        /// A collection-group query of the path's last segment (under the documents root).
+        var group = false
         var expected: String
 
         init(_ j: JSONValue) throws {
@@ -30,6 +32,7 @@ final class DifferentialTests: XCTestCase {
             if let a = j["auth"], !a.isNull { auth = Auth(uid: try XCTUnwrap(a["uid"]?.string, name), token: a["token"] ?? .null) }
             if let d = j["data"], !d.isNull { data = d }
             if let q = j["query"] { query = Query(filters: (q["where"]?.array ?? []).compactMap(\.array), limit: q["limit"]?.int) }
+            if case .bool(true)? = j["group"] { group = true }
             writes = try j["writes"]?.array?.map { w in
                 Write(op: try XCTUnwrap(w["op"]?.string), path: try XCTUnwrap(w["path"]?.string), data: w["data"].flatMap { $0.isNull ? nil : $0 })
             }
@@ -76,7 +79,8 @@ final class DifferentialTests: XCTestCase {
         case "listen", "list":
             let isDocument = c.path.split(separator: "/").count % 2 == 0
             if isDocument { return [request(.get, c.path, nil)] }
-            var r = request(.list, c.path, nil)
+            var r = request(.list, c.group ? String(c.path.split(separator: "/").last ?? "") : c.path, nil)
+            r.collectionGroup = c.group
             if let q = c.query { r.query = RulesQuery(filters: try q.filters.map(filter), limit: q.limit) }
             return [r]
         default:

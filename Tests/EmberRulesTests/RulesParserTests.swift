@@ -98,8 +98,10 @@ final class RulesParserTests: XCTestCase {
         XCTAssertEqual(noExpr?.description, "1:57: expected an expression, found ';'")
         let badChar = parseError("service cloud.firestore {\n  match /a/{b} { allow read: if a # b; }\n}")
         XCTAssertEqual(badChar?.description, "2:35: unexpected character '#'")
-        let restNotLast = parseError("service cloud.firestore { match /a/{b=**}/c { } }")
-        XCTAssertEqual(restNotLast?.line, 1)
+        XCTAssertNil(parseError("service cloud.firestore { match /a/{b=**}/c { } }"), "a recursive wildcard may be anywhere")
+        let twoRests = parseError("service cloud.firestore {\n match /{a=**}/x/{b=**} { } }")
+        XCTAssertEqual(twoRests?.line, 2)
+        XCTAssertEqual(twoRests?.message, "a match path has at most one '{name=**}' segment")
         XCTAssertEqual(parseError("service cloud.storage { }")?.message, "unsupported service 'cloud.storage' (expected cloud.firestore)")
         XCTAssertEqual(parseError("rules_version = '3'; service cloud.firestore { }")?.description,
                        "1:17: unsupported rules_version '3' (expected '1' or '2')")

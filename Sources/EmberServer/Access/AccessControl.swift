@@ -10,7 +10,7 @@ import Foundation
 /// rules file everyone does (a loopback server for development, as the emulator). A token
 /// whose audience or issuer is not the request's project is UNAUTHENTICATED; a refusal is
 /// PERMISSION_DENIED with Firestore's wording. Listing collection ids and queries across
-/// collections of every id are the admin's only.
+/// collections of every id (kind-less) are the admin's only.
 final class AccessControl: Sendable {
     static let denied = "Missing or insufficient permissions."
 
@@ -58,11 +58,13 @@ final class AccessControl: Sendable {
         try checkGet(caller, db, keys.map { backend.document(at: $0) ?? Document.missing($0, version: 0) })
     }
 
-    /// `list` of the collection at `collection` (a client path), by `query` (nil: no filter).
-    func checkList(_ caller: Caller, _ db: DatabaseName, collection: ResourcePath, query: RulesQuery?) throws {
+    /// `list` of the collection at `collection` (a client path), by `query` (nil: no filter);
+    /// `group`: every collection of that id below the rest of the path.
+    func checkList(_ caller: Caller, _ db: DatabaseName, collection: ResourcePath, query: RulesQuery?, group: Bool = false) throws {
         guard let rules, !caller.isAdmin else { return }
-        let request = RulesRequest(method: .list, path: collection.segments, database: db.database, auth: try auth(caller, db),
+        var request = RulesRequest(method: .list, path: collection.segments, database: db.database, auth: try auth(caller, db),
                                    time: AccessControl.now(), query: query)
+        request.collectionGroup = group
         try refuse(unless: rules.evaluate(request, lookup: lookup(db)))
     }
 
@@ -108,14 +110,14 @@ extension Caller {
 
 extension AccessControl {
     /// A structured query (RunQuery, RunAggregationQuery, a listen target): `list` of its
-    /// collection with its filters, limit, offset and order. Queries over every collection of an
-    /// id (collection groups, kind-less queries) are the admin's only: Ember's rules have no
-    /// `{path=**}` before a collection.
+    /// collection with its filters, limit, offset and order. A collection-group query is
+    /// matched by rules with `{x=**}` before its collection id; a kind-less query (every
+    /// collection) is the admin's only.
     func checkQuery(_ caller: Caller, _ db: DatabaseName, parentPath: ResourcePath, structured sq: StructuredQuery, query: Query) throws {
         guard rules != nil, !caller.isAdmin else { return }
-        guard let from = sq.from.first, !from.allDescendants else { return try checkAdmin(caller) }
+        guard let from = sq.from.first, !from.collectionID.isEmpty else { return try checkAdmin(caller) }
         let orders = sq.orderBy.map { (field: $0.field.fieldPath, descending: $0.direction == .descending) }
         let rq = RulesQuery(filters: query.filters, limit: sq.hasLimit ? Int(sq.limit.value) : nil, offset: Int(sq.offset), orderBy: orders)
-        try checkList(caller, db, collection: parentPath.appending(from.collectionID), query: rq)
+        try checkList(caller, db, collection: parentPath.appending(from.collectionID), query: rq, group: from.allDescendants)
     }
 }
