@@ -1,0 +1,126 @@
+"""The rules cases that ask about a query, a commit or a Listen rather than one document.
+
+Responsible for: QUERY_CASES (lists with filters and limits: a list rule must hold for every
+document the query could return), BATCH_CASES (several writes in one commit, all allowed or the
+commit denied) and LISTEN_CASES (Listen targets: get rules for a document, list rules for a
+query). cases.py puts them into CASES, after the single-document cases and in this order;
+collection-group queries are with the recursive-wildcard cases in cases.py.
+
+    ("listen notes own", "listen", "notes", ALICE, None, where(("owner", "==", "alice")))
+"""
+from cases_parts import ADMIN, ALICE, ANON, BOB, CAROL, batch, invite, where
+
+# Lists with filters: a list rule must hold for every document the query could return, so the
+# outcome depends on the filters, not on what is stored.
+QUERY_CASES = [
+    ("notes get own", "get", "notes/n1", ALICE, None),
+    ("notes get other's", "get", "notes/n2", ALICE, None),
+    ("notes get anon", "get", "notes/n1", ANON, None),
+    ("notes get missing", "get", "notes/zz", ALICE, None),
+    ("notes list no filter", "list", "notes", ALICE, None),
+    ("notes list own", "list", "notes", ALICE, None, where(("owner", "==", "alice"))),
+    ("notes list other's", "list", "notes", ALICE, None, where(("owner", "==", "bob"))),
+    ("notes list own as anon", "list", "notes", ANON, None, where(("owner", "==", "alice"))),
+    ("notes list own in", "list", "notes", ALICE, None, where(("owner", "in", ["alice"]))),
+    ("notes list own or other's in", "list", "notes", ALICE, None, where(("owner", "in", ["alice", "bob"]))),
+    ("notes list own and tag", "list", "notes", ALICE, None, where(("owner", "==", "alice"), ("tag", "==", "x"))),
+    ("notes list own and range", "list", "notes", ALICE, None, where(("owner", "==", "alice"), ("n", "<", 3))),
+    ("notes list tag only", "list", "notes", ALICE, None, where(("tag", "==", "x"))),
+    ("notes list own limit 1", "list", "notes", ALICE, None, where(("owner", "==", "alice"), limit=1)),
+    ("notes list bob own and range", "list", "notes", BOB, None, where(("n", ">", 0), ("owner", "==", "bob"))),
+    ("notes list not other's", "list", "notes", ALICE, None, where(("owner", "!=", "bob"))),
+    ("notes list owner range", "list", "notes", ALICE, None, where(("owner", ">=", "alice"))),
+    ("limited get anon", "get", "limited/l1", ANON, None),
+    ("limited list limit 5", "list", "limited", ANON, None, where(limit=5)),
+    ("limited list limit 10", "list", "limited", ANON, None, where(limit=10)),
+    ("limited list limit 20", "list", "limited", ANON, None, where(limit=20)),
+    ("limited list no limit", "list", "limited", ANON, None),
+    ("limited list filter and limit 5", "list", "limited", ALICE, None, where(("v", "==", 1), limit=5)),
+    ("scores get anon", "get", "scores/s1", ANON, None),
+    ("scores list no filter", "list", "scores", ANON, None),
+    ("scores list points < 50", "list", "scores", ANON, None, where(("points", "<", 50))),
+    ("scores list points < 100", "list", "scores", ANON, None, where(("points", "<", 100))),
+    ("scores list points < 200", "list", "scores", ANON, None, where(("points", "<", 200))),
+    ("scores list points > 10", "list", "scores", ANON, None, where(("points", ">", 10))),
+    ("scores list points == 20", "list", "scores", ANON, None, where(("points", "==", 20))),
+    ("scores list points == 150", "list", "scores", ANON, None, where(("points", "==", 150))),
+    ("scores list points in [1, 2]", "list", "scores", ANON, None, where(("points", "in", [1, 2]))),
+    ("teams list no filter", "list", "teams", ALICE, None),
+    ("teams list own membership", "list", "teams", ALICE, None, where(("members", "array-contains", "alice"))),
+    ("teams list other's membership", "list", "teams", ALICE, None, where(("members", "array-contains", "bob"))),
+    ("teams list membership anon", "list", "teams", ANON, None, where(("members", "array-contains", "alice"))),
+    ("post list published anon", "list", "posts", ANON, None, where(("published", "==", True))),
+    ("post list drafts anon", "list", "posts", ANON, None, where(("published", "==", False))),
+    ("post list published in anon", "list", "posts", ANON, None, where(("published", "in", [True]))),
+    ("post list published limit anon", "list", "posts", ANON, None, where(("published", "==", True), limit=1)),
+    ("post list published bob", "list", "posts", BOB, None, where(("published", "==", True))),
+    ("post list title anon", "list", "posts", ANON, None, where(("title", "==", "Hi"))),
+    ("post list own author", "list", "posts", ALICE, None, where(("author", "==", "alice"))),
+    ("post list own drafts", "list", "posts", ALICE, None, where(("author", "==", "alice"), ("published", "==", False))),
+    ("post list other author", "list", "posts", ALICE, None, where(("author", "==", "bob"))),
+    ("public list filter anon", "list", "public", ANON, None, where(("title", "==", "hello"))),
+    ("user list filter alice", "list", "users", ALICE, None, where(("name", "==", "Alice"))),
+    ("user list filter admin", "list", "users", ADMIN, None, where(("age", ">", 18))),
+    ("private list filter self", "list", "users/alice/private", ALICE, None, where(("text", "==", "secret"))),
+    ("message list filter member", "list", "groups/g1/messages", CAROL, None, where(("from", "==", "alice"))),
+    ("message list filter non-member", "list", "groups/g1/messages", BOB, None, where(("from", "==", "alice"))),
+    ("message list missing group", "list", "groups/g2/messages", ALICE, None),
+]
+
+# Several writes in one commit: all are allowed or the commit is denied (nothing written).
+BATCH_CASES = [
+    ("batch empty anon", "commit", "", ANON, None, batch()),
+    ("batch public creates admin", "commit", "", ADMIN, None,
+     batch(("create", "public/p2", {"title": "a"}), ("create", "public/p3", {"title": "b"}))),
+    ("batch public creates alice", "commit", "", ALICE, None,
+     batch(("create", "public/p2", {"title": "a"}), ("create", "public/p3", {"title": "b"}))),
+    ("batch public set anon", "commit", "", ANON, None, batch(("set", "public/p2", {"title": "a"}))),
+    ("batch post create and update", "commit", "", ALICE, None,
+     batch(("create", "posts/p4", {"author": "alice", "title": "Hello", "published": True}),
+           ("update", "posts/p2", {"author": "alice", "title": "Now", "published": True}))),
+    ("batch post create and foreign delete", "commit", "", ALICE, None,
+     batch(("create", "posts/p4", {"author": "alice", "title": "Hello", "published": True}),
+           ("delete", "posts/p3", None))),
+    ("batch admin deletes", "commit", "", ADMIN, None,
+     batch(("delete", "users/bob", None), ("delete", "posts/p3", None), ("delete", "public/p1", None))),
+    ("batch own and missing post deletes", "commit", "", BOB, None,
+     batch(("delete", "posts/p3", None), ("delete", "posts/nope", None))),
+    ("batch private set and message", "commit", "", ALICE, None,
+     batch(("set", "users/alice/private/n2", {"text": "t"}), ("create", "groups/g1/messages/m2", {"from": "alice", "text": "yo"}))),
+    ("batch message and group set", "commit", "", ALICE, None,
+     batch(("create", "groups/g1/messages/m2", {"from": "alice", "text": "yo"}), ("set", "groups/g1", {"members": ["alice"]}))),
+    ("batch three blocks allowed", "commit", "", CAROL, None,
+     batch(("create", "users/carol", {"name": "Carol", "age": 20}), ("create", "invites/xyz", invite()),
+           ("create", "groups/g1/messages/m3", {"from": "carol", "text": "hey"}))),
+    ("batch three blocks last denied", "commit", "", CAROL, None,
+     batch(("create", "users/carol", {"name": "Carol", "age": 20}), ("create", "invites/xyz", invite()),
+           ("create", "public/p2", {"title": "a"}))),
+    ("batch set existing user self", "commit", "", ALICE, None,
+     batch(("set", "users/alice", {"name": "Al", "age": 30, "email": "a@x"}))),
+    ("batch set drops email", "commit", "", ALICE, None, batch(("set", "users/alice", {"name": "Alice", "age": 30}))),
+    ("batch set new user", "commit", "", CAROL, None, batch(("set", "users/carol", {"name": "Carol", "age": 20}))),
+]
+
+# A Listen target: on a document the get rule decides, on a query the list rule.
+LISTEN_CASES = [
+    ("listen public doc anon", "listen", "public/p1", ANON, None),
+    ("listen user doc self", "listen", "users/alice", ALICE, None),
+    ("listen user doc other", "listen", "users/alice", BOB, None),
+    ("listen missing post", "listen", "posts/nope", ALICE, None),
+    ("listen message via get()", "listen", "groups/g1/messages/m1", CAROL, None),
+    ("listen published post doc anon", "listen", "posts/p1", ANON, None),
+    ("listen draft post doc anon", "listen", "posts/p2", ANON, None),
+    ("listen own note doc", "listen", "notes/n1", ALICE, None),
+    ("listen group doc member", "listen", "groups/g1", ALICE, None),
+    ("listen invite via exists()", "listen", "invites/abcdef", ALICE, None),
+    ("listen invite via exists() no profile", "listen", "invites/abcdef", CAROL, None),
+    ("listen messages member via get()", "listen", "groups/g1/messages", CAROL, None, where(("from", "==", "alice"))),
+    ("listen messages non-member", "listen", "groups/g1/messages", BOB, None),
+    ("listen users admin", "listen", "users", ADMIN, None),
+    ("listen notes own", "listen", "notes", ALICE, None, where(("owner", "==", "alice"))),
+    ("listen notes no filter", "listen", "notes", ALICE, None),
+    ("listen posts published anon", "listen", "posts", ANON, None, where(("published", "==", True))),
+    ("listen posts drafts anon", "listen", "posts", ANON, None, where(("published", "==", False))),
+    ("listen limited limit 20", "listen", "limited", ANON, None, where(limit=20)),
+    ("listen limited limit 5", "listen", "limited", ANON, None, where(limit=5)),
+]
