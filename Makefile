@@ -353,6 +353,14 @@ bench-server: deps server-venv
 	$(SWIFT) build -j $(JOBS) -c release --scratch-path $(BENCH_PATH) --product ember
 	$(SERVER_PY) bench/server/bench_server.py $(BENCH_PATH)/release/ember $(BENCH_SERVER_ARGS)
 
+# What security rules and ID tokens cost a call (issue 14): ember serve without rules, with
+# --rules and an HS256 token, and the emulator with the same rules (bench/rules/bench_rules.py).
+.PHONY: bench-rules
+bench: bench-rules
+bench-rules: deps server-venv
+	$(SWIFT) build -j $(JOBS) -c release --scratch-path $(BENCH_PATH) --product ember
+	$(SERVER_PY) bench/rules/bench_rules.py $(BENCH_PATH)/release/ember $(BENCH_RULES_ARGS)
+
 # ---- clients of a server (issue 12): Swift, C and Python client processes on one `ember serve` ----
 # Tests/remote/README.md describes the tests. The C client is built against the debug libember
 # (LIB_DIR), the Swift one is the EmberHostClient executable, the Python one runs in $(PY_VENV)
