@@ -68,6 +68,25 @@ final class TokenVerifierTests: XCTestCase {
         guard case .user = try await v.caller(authorization: "bearer " + edge) else { return XCTFail("leeway") }
     }
 
+    func testAVerifiedTokenIsRememberedUntilItExpires() async throws {
+        var v = try await verifier()
+        let clock = Clock()
+        v.now = { clock.value }
+        let token = try await TokenVerifierTests.hs256(TokenVerifierTests.claims(exp: 60))
+        guard case .user = try await v.caller(authorization: "Bearer " + token) else { return XCTFail("not a user") }
+        guard case .user = try await v.caller(authorization: "Bearer " + token) else { return XCTFail("the remembered token") }
+        // 60 s + the 30 s leeway later, the remembered token has expired too.
+        clock.value += 95
+        await assertUnauthenticated(v, "Bearer " + token, "a remembered token past its exp")
+        // One byte of the signature changed is another text: checked, and refused.
+        clock.value -= 95
+        var bytes = Array(token.utf8)
+        bytes[bytes.count - 2] = bytes[bytes.count - 2] == UInt8(ascii: "A") ? UInt8(ascii: "B") : UInt8(ascii: "A")
+        await assertUnauthenticated(v, "Bearer " + String(decoding: bytes, as: UTF8.self), "a forged signature")
+    }
+
+    final class Clock: @unchecked Sendable { var value = Date().timeIntervalSince1970 }
+
     func testBadTokensAreUnauthenticated() async throws {
         let v = try await verifier()
         let claims = TokenVerifierTests.claims()

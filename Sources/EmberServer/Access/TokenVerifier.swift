@@ -9,7 +9,8 @@ import JWTKit
 /// RS256/ES256 by the key of the JWKS its `kid` names (the header's `alg` picks which, so one
 /// kind of key is never used as another), with `exp` in the future and `iat` (and `auth_time`) not in it, each within
 /// `leeway`, and a non-empty `sub` (the uid). No header is the anonymous caller; anything else
-/// is UNAUTHENTICATED. `request.auth.token` gets every claim.
+/// is UNAUTHENTICATED. `request.auth.token` gets every claim. A token that verified is
+/// remembered until it expires (`TokenCache`), so a client's later calls skip the check.
 ///
 ///     let v = try await TokenVerifier(secret: Array("s3cret".utf8), jwks: nil, adminToken: "owner-token")
 ///     try await v.caller(authorization: "Bearer eyJ...")   // .user(...)
@@ -25,6 +26,8 @@ struct TokenVerifier: Sendable {
     private let adminToken: [UInt8]?
     /// The clock, in seconds since 1970 (tests move it).
     var now: @Sendable () -> Double = { Date().timeIntervalSince1970 }
+    /// Tokens that verified, until they expire.
+    let cache = TokenCache()
 
     /// `secret`: the HS256 key; `jwks`: a JSON Web Key Set (RSA or EC public keys, each with a
     /// `kid`); `adminToken`: the admin's bearer value. Any of them may be absent.
@@ -61,9 +64,13 @@ struct TokenVerifier: Sendable {
         guard parts.count == 2, parts[0].lowercased() == "bearer" else { throw unauthenticated("expected 'Bearer <token>'") }
         let token = String(parts[1]).trimmingCharacters(in: .whitespaces)
         if let adminToken, TokenVerifier.constantTimeEqual(Array(token.utf8), adminToken) { return .admin }
+        let t = now()
+        if let known = cache.token(token, now: t) { return .user(known) }
         let claims = try await verify(token)
-        return .user(VerifiedToken(auth: RulesAuth(uid: claims.string("sub")!, token: claims.claims),
-                                   audience: claims.audience, issuer: claims.string("iss")))
+        let verified = VerifiedToken(auth: RulesAuth(uid: claims.string("sub")!, token: claims.claims),
+                                     audience: claims.audience, issuer: claims.string("iss"))
+        cache.remember(token, verified, expires: claims.seconds("exp")! + Self.leeway)
+        return .user(verified)
     }
 
     private func verify(_ token: String) async throws -> TokenClaims {
