@@ -127,7 +127,7 @@ public final class Backend: @unchecked Sendable {
             let read: (DocumentKey) -> Document? = { [store] key in store.get(key).flatMap { $0.exists ? $0 : nil } }
             for (i, key) in order.enumerated() {
                 guard let a = after[i] else { continue }
-                if let refusal = authorize(key, before[i].flatMap { $0.exists ? $0 : nil }, a, read) { return .failure(refusal) }
+                if let refusal = authorize(key, before[i].flatMap { $0.exists ? $0 : nil }, a, version, read) { return .failure(refusal) }
             }
         }
         // A document the commit leaves with the same contents is not changed (Firestore keeps

@@ -9,10 +9,10 @@ public struct CommitOutcome: Sendable {
 
 /// Decides, inside a commit, whether the committer may make one document's change: the key, the
 /// stored document before the commit (nil when missing), the document after it (a tombstone for
-/// a delete) and a reader of other stored documents as they were before the commit (rules'
-/// `get()` and `exists()`). It runs on the backend's queue; an error refuses the whole commit,
-/// nothing of it applied.
-public typealias CommitAuthorizer = (_ key: DocumentKey, _ before: Document?, _ after: Document,
+/// a delete), the commit's time (µs; the time of its server timestamps) and a reader of other
+/// stored documents as they were before the commit (rules' `get()` and `exists()`). It runs on
+/// the backend's queue; an error refuses the whole commit, nothing of it applied.
+public typealias CommitAuthorizer = (_ key: DocumentKey, _ before: Document?, _ after: Document, _ time: Int64,
                                      _ read: (DocumentKey) -> Document?) -> EmberError?
 
 extension BackendConnection {

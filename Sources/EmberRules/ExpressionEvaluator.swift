@@ -4,23 +4,27 @@ import EmberModel
 /// parameters and `let`s, `request`, `resource`), member access, indexing, calls of custom
 /// functions and the global ones (`get`, `exists`, `string`, `int`, `float`), `&&` / `||` with
 /// Firestore's error rules, `?:` and `is`. Operators are in RuleValue+Operators.swift, methods in
-/// RuleValue+Methods.swift. Document reads are bounded per request (`maxDocumentReads`).
+/// RuleValue+Methods.swift. Document reads are bounded per request (`RulesReadBudget`), only
+/// of the request's database. Query-time stand-ins (`.partialMap`, `.bounded`) may be compared
+/// (RuleValue+Operators) and read from, nothing else: in a list or map literal, as a method's
+/// receiver or argument, they are an error.
 final class ExpressionEvaluator {
-    static let maxDocumentReads = 10
     static let maxCallDepth = 20
 
     let request: RuleValue
     let resource: RuleValue
     let database: String
     let lookup: RulesDocumentLookup?
-    private var reads: [[String]: MapValue?] = [:]
+    private let budget: RulesReadBudget
     private var depth = 0
 
-    init(request: RuleValue, resource: RuleValue, database: String, lookup: RulesDocumentLookup?) {
+    init(request: RuleValue, resource: RuleValue, database: String, lookup: RulesDocumentLookup?,
+         budget: RulesReadBudget = RulesReadBudget()) {
         self.request = request
         self.resource = resource
         self.database = database
         self.lookup = lookup
+        self.budget = budget
     }
 
     struct Scope {
@@ -50,7 +54,9 @@ final class ExpressionEvaluator {
             var m: [String: RuleValue] = [:]
             for (k, v) in entries {
                 guard case .string(let key) = try eval(k, scope) else { throw fail("map keys must be strings") }
-                m[key] = try eval(v, scope)
+                let value = try eval(v, scope)
+                if value.isPartial { throw fail("the query does not decide this map for every document it could return") }
+                m[key] = value
             }
             return .map(m)
         case .path(let segments):
@@ -155,7 +161,11 @@ final class ExpressionEvaluator {
     private func call(_ callee: Expr, _ argExprs: [Expr], _ scope: Scope) throws -> RuleValue {
         if case .member(let target, let method) = callee {
             let t = try eval(target, scope)
-            return try t.call(method, try argExprs.map { try eval($0, scope) }, self)
+            let args = try argExprs.map { try eval($0, scope) }
+            if t.isPartial || args.contains(where: { $0.isPartial }) {
+                throw fail("the query does not decide \(method)() for every document it could return")
+            }
+            return try t.call(method, args, self)
         }
         guard case .identifier(let name) = callee else { throw fail("this expression cannot be called") }
         let args = try argExprs.map { try eval($0, scope) }
@@ -212,11 +222,15 @@ final class ExpressionEvaluator {
         guard fullPath.count >= 5, fullPath.count % 2 == 1, fullPath[0] == "databases", fullPath[2] == "documents" else {
             throw fail("get()/exists() needs /databases/<db>/documents/<document path>")
         }
-        if let cached = reads[fullPath] { return cached }
-        guard reads.count < Self.maxDocumentReads else { throw fail("more than \(Self.maxDocumentReads) document reads in one request") }
+        guard fullPath[1] == database else { throw fail("get()/exists() of another database (\(fullPath[1]))") }
+        guard fullPath.dropFirst(3).allSatisfy({ !$0.isEmpty && !$0.contains("/") }) else {
+            throw fail("get()/exists() of a path with an empty segment or a '/' inside one")
+        }
+        if let cached = budget.reads[fullPath] { return cached }
+        guard budget.reads.count < budget.limit else { throw fail("more than \(budget.limit) document reads in one request") }
         guard let lookup else { throw fail("no document lookup for get()/exists()") }
         let data = lookup(Array(fullPath.dropFirst(3)))
-        reads[fullPath] = .some(data)
+        budget.reads[fullPath] = .some(data)
         return data
     }
 }

@@ -14,11 +14,19 @@ public struct Rules: Sendable {
     public init(source: String) throws { ruleSet = try RulesParser.parse(source) }
     public init(_ ruleSet: RuleSet) { self.ruleSet = ruleSet }
 
-    public func evaluate(_ request: RulesRequest, lookup: RulesDocumentLookup? = nil) -> RulesDecision {
+    /// `budget` bounds the documents `get()` / `exists()` read (shared by the evaluations of one
+    /// request: pass one for the documents of a batch); nil: 10 for this call.
+    public func evaluate(_ request: RulesRequest, lookup: RulesDocumentLookup? = nil, budget: RulesReadBudget? = nil) -> RulesDecision {
+        let budget = budget ?? RulesReadBudget()
         let hits = MatchResolver.resolve(ruleSet, segments: request.matchSegments)
         if hits.isEmpty { return RulesDecision(allowed: false, reason: "no match for /\(request.matchPath.joined(separator: "/"))") }
-        guard request.method == .list, let query = request.query else {
-            return decide(request, hits, resource: resourceValue(request), lookup: lookup)
+        guard request.method == .list else {
+            return decide(request, hits, resource: resourceValue(request), lookup: lookup, budget: budget)
+        }
+        // A listing with no filter is a query with none: `resource` is never null for `list`.
+        let query = request.query ?? RulesQuery()
+        if request.collectionGroup && ruleSet.version != "2" {
+            return RulesDecision(allowed: false, reason: "denied: collection-group queries need rules_version = '2'")
         }
         // A query is allowed when the rule holds for every way its filter can match.
         guard let ways = query.alternatives else {
@@ -26,16 +34,16 @@ public struct Rules: Sendable {
         }
         var last = RulesDecision(allowed: false, reason: "denied: the query matches nothing")
         for pins in ways {
-            last = decide(request, hits, resource: RulesQuery.resource(pins, database: request.database), lookup: lookup)
+            last = decide(request, hits, resource: RulesQuery.resource(pins, database: request.database), lookup: lookup, budget: budget)
             if !last.allowed { return last }
         }
         return last
     }
 
     private func decide(_ request: RulesRequest, _ hits: [MatchResolver.Hit], resource: RuleValue,
-                        lookup: RulesDocumentLookup?) -> RulesDecision {
+                        lookup: RulesDocumentLookup?, budget: RulesReadBudget) -> RulesDecision {
         let ev = ExpressionEvaluator(request: requestValue(request), resource: resource,
-                                     database: request.database, lookup: lookup)
+                                     database: request.database, lookup: lookup, budget: budget)
         var lastError: String?
         for hit in hits {
             for allow in hit.block.allows where allow.methods.contains(request.method) {

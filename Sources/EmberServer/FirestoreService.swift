@@ -1,6 +1,7 @@
 import EmberBackend
 import EmberFirestoreProto
 import EmberModel
+import EmberRules
 import Foundation
 import GRPCCore
 import SwiftProtobuf
@@ -88,7 +89,8 @@ final class FirestoreService: FS.SimpleServiceProtocol, @unchecked Sendable {
             }
             guard request.pageSize >= 0 else { throw EmberError.invalidArgument("page_size is negative") }
             if case .readTime(let t)? = request.consistencySelector { try await refuseHistory(t) }
-            try access.checkList(Caller.current, db, collection: parent.appending(request.collectionID), query: nil)
+            try access.checkList(Caller.current, db, collection: parent.appending(request.collectionID),
+                                 query: RulesQuery(limit: request.pageSize > 0 ? Int(request.pageSize) : nil))
             let collection = db.internalPath(parent.appending(request.collectionID))
             let (docs, _) = await door.run(Query(collection: collection))
             if case .transaction(let t)? = request.consistencySelector { try transactions.noteReads(t, db: db, documents: docs) }
@@ -168,6 +170,9 @@ final class FirestoreService: FS.SimpleServiceProtocol, @unchecked Sendable {
         guard let d = outcome.documents[mutation.key], d.exists else {
             throw EmberError(.internal, "The written document is missing")
         }
+        // The answer holds the whole document: only for a caller who may read it (a write rule
+        // alone gets the name and times).
+        if (try? access.checkGet(Caller.current, db, [d])) == nil { return codec.document(d, mask: []) }
         return codec.document(d, mask: try mask(m, db))
     }
 

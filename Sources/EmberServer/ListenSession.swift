@@ -16,9 +16,9 @@ typealias ListenResponse = Google_Firestore_V1_ListenResponse
 /// window included), then NO_CHANGE again. A target added with a resume token (or read time)
 /// gets only documents updated since, then an existence filter with its size so a client that
 /// missed a removal resets. A target that cannot be served is removed with its error as cause.
-/// A target the rules refuse the stream's caller (`get` of each document of a documents target,
-/// `list` for a query, decided when it is added) is removed with PERMISSION_DENIED, the stream
-/// staying open. All state is touched on `queue` only, where the backend delivers its events.
+/// A target the rules refuse the stream's caller (`list` for a query, decided when it is added;
+/// `get` of each document of a documents target, when it is added and as its documents change)
+/// is removed with PERMISSION_DENIED, the stream staying open. All state is touched on `queue` only, where the backend delivers its events.
 final class ListenSession: BackendClient, @unchecked Sendable {
     private let queue = DispatchQueue(label: "ember.server.listen")
     private let backend: Backend
@@ -225,6 +225,7 @@ final class ListenSession: BackendClient, @unchecked Sendable {
         case .listenResult(let bid, let documents, _, let version):
             lastVersion = max(lastVersion, version)
             guard let t = byBackendId[bid], targets[t.id] === t else { return }
+            if mayNotRead(t, documents) { return refuse(t) }
             for d in documents where d.exists {
                 t.keys.insert(d.key)
                 _ = t.window?.insert(d)
@@ -267,7 +268,31 @@ final class ListenSession: BackendClient, @unchecked Sendable {
         }
     }
 
+    /// A documents target is decided per document by its `get` rule, also as the documents
+    /// change (an update or a create can make a document one the caller may not read): true when
+    /// one of `documents` it holds is refused.
+    private func mayNotRead(_ t: Target, _ documents: [Document]) -> Bool {
+        guard t.query == nil, access.rules != nil else { return false }
+        let mine = documents.filter { t.documents.contains($0.key) }
+        guard !mine.isEmpty else { return false }
+        do {
+            try access.checkGet(caller, t.codec.db, mine)
+            return false
+        } catch {
+            return true
+        }
+    }
+
+    /// Removes a target the rules refuse, with PERMISSION_DENIED; the stream goes on.
+    private func refuse(_ t: Target) {
+        targets[t.id] = nil
+        drop(t)
+        targetChange(.remove, [t.id], cause: EmberError(.permissionDenied, AccessControl.denied))
+    }
+
     private func applyCommit(version: Int64, documents: [Document]) {
+        guard !targets.isEmpty else { return }
+        for t in Array(targets.values) where t.pending == 0 && mayNotRead(t, documents) { refuse(t) }
         guard !targets.isEmpty else { return }
         // Per document: the targets it is in now and those it left.
         var added: [DocumentKey: [Int32]] = [:]

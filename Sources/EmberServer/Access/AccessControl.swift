@@ -75,18 +75,22 @@ final class AccessControl: Sendable {
     }
 
     /// The check a commit makes of each document it writes, or nil when nothing is checked.
+    /// `request.time` is the commit's time (that of its server timestamps); the documents a
+    /// batch's rules read are bounded together (20).
     func commitAuthorizer(_ caller: Caller, _ db: DatabaseName) throws -> CommitAuthorizer? {
         guard let rules, !caller.isAdmin else { return nil }
         let auth = try self.auth(caller, db)
-        let time = AccessControl.now()
-        return { key, before, after, read in
+        nonisolated(unsafe) let budget = RulesReadBudget(limit: RulesReadBudget.batch)
+        return { key, before, after, time, read in
             let method: RuleMethod = !after.exists ? .delete : before == nil ? .create : .update
             let request = RulesRequest(method: method, path: db.clientPath(key.path).segments, database: db.database, auth: auth,
-                                       newData: after.exists ? after.data : nil, existing: before?.data, time: time)
-            // `read` is called during this evaluation only, on the backend's queue.
+                                       newData: after.exists ? after.data : nil, existing: before?.data, time: Timestamp(micros: time))
+            // `read` is called during this evaluation only, on the backend's queue (as is the
+            // budget: one commit's documents are decided one after the other there).
             let allowed = withoutActuallyEscaping(read) { read in
                 nonisolated(unsafe) let read = read
-                return rules.evaluate(request, lookup: { segments in read(db.key(ResourcePath(segments: segments)))?.data }).allowed
+                return rules.evaluate(request, lookup: { segments in read(db.key(ResourcePath(segments: segments)))?.data },
+                                      budget: budget).allowed
             }
             return allowed ? nil : EmberError(.permissionDenied, AccessControl.denied)
         }
