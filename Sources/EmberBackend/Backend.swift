@@ -97,6 +97,8 @@ public final class Backend: @unchecked Sendable {
         var after: [Document?] = []
         var slot: [DocumentKey: Int] = [:]
         slot.reserveCapacity(mutations.count)
+        let read: (DocumentKey) -> Document? = { [store] key in store.get(key).flatMap { $0.exists ? $0 : nil } }
+        var current: (mutation: Mutation, state: Document?)?
         do {
             for m in mutations {
                 let i: Int
@@ -107,6 +109,7 @@ public final class Backend: @unchecked Sendable {
                     before.append(store.get(m.key))
                     after.append(nil)
                 }
+                if authorize != nil { current = (m, after[i] ?? before[i]) }
                 if let result = try m.applyAtBackend(to: after[i] ?? before[i], commitTime: version) {
                     // A set was checked whole by the client; a patch or transform can grow the
                     // stored document past the limits, which only the merged result shows.
@@ -117,6 +120,14 @@ public final class Backend: @unchecked Sendable {
                 }
             }
         } catch let e as EmberError {
+            // A failed precondition tells whether the document exists: as Firestore, the write's
+            // rule decides first (on the write as it would be without its precondition), and a
+            // caller it refuses learns nothing more.
+            if let authorize, let (m, state) = current, [.notFound, .alreadyExists, .failedPrecondition].contains(e.code),
+               let unconditional = try? Mutation(key: m.key, kind: m.kind, transforms: m.transforms).applyAtBackend(to: state, commitTime: version),
+               let refusal = authorize(m.key, state.flatMap { $0.exists ? $0 : nil }, unconditional, version, read) {
+                return .failure(refusal)
+            }
             return .failure(e)
         } catch {
             return .failure(EmberError(.internal, "\(error)"))
@@ -124,7 +135,6 @@ public final class Backend: @unchecked Sendable {
         // The caller's permission for each document it writes, on the state the batch applies
         // to: one refusal refuses the whole batch, before anything is stored.
         if let authorize {
-            let read: (DocumentKey) -> Document? = { [store] key in store.get(key).flatMap { $0.exists ? $0 : nil } }
             for (i, key) in order.enumerated() {
                 guard let a = after[i] else { continue }
                 if let refusal = authorize(key, before[i].flatMap { $0.exists ? $0 : nil }, a, version, read) { return .failure(refusal) }

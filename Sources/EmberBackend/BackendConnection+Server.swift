@@ -11,7 +11,10 @@ public struct CommitOutcome: Sendable {
 /// stored document before the commit (nil when missing), the document after it (a tombstone for
 /// a delete), the commit's time (µs; the time of its server timestamps) and a reader of other
 /// stored documents as they were before the commit (rules' `get()` and `exists()`). It runs on
-/// the backend's queue; an error refuses the whole commit, nothing of it applied.
+/// the backend's queue; an error refuses the whole commit, nothing of it applied. It is also
+/// asked about a write whose precondition failed (with the write as it would be without it):
+/// its refusal is then reported instead of the failure, which would tell whether the document
+/// exists.
 public typealias CommitAuthorizer = (_ key: DocumentKey, _ before: Document?, _ after: Document, _ time: Int64,
                                      _ read: (DocumentKey) -> Document?) -> EmberError?
 

@@ -349,7 +349,7 @@ final class FirestoreService: FS.SimpleServiceProtocol, @unchecked Sendable {
             let (db, parent) = try DatabaseName.parse(resource: request.parent)
             guard parent.isEmpty || parent.isDocumentPath else { throw EmberError.invalidArgument("Invalid parent '\(request.parent)': collections are listed under the documents root or a document") }
             guard request.pageSize >= 0 else { throw EmberError.invalidArgument("page_size is negative") }
-            try access.checkAdmin(Caller.current)
+            try access.checkAdmin(Caller.current, db)
             if case .readTime(let t)? = request.consistencySelector { try await refuseHistory(t) }
             var ids = await door.collectionIds(under: db.internalPath(parent))
             if !request.pageToken.isEmpty { ids = ids.filter { compareUTF8($0, request.pageToken) > 0 } }

@@ -68,9 +68,11 @@ final class AccessControl: Sendable {
         try refuse(unless: rules.evaluate(request, lookup: lookup(db)))
     }
 
-    /// What no rule grants: only the admin (or a server without rules) may.
-    func checkAdmin(_ caller: Caller) throws {
+    /// What no rule grants: only the admin (or a server without rules) may. A token for another
+    /// project is UNAUTHENTICATED first, as everywhere.
+    func checkAdmin(_ caller: Caller, _ db: DatabaseName) throws {
         guard rules != nil, !caller.isAdmin else { return }
+        _ = try auth(caller, db)
         throw EmberError(.permissionDenied, AccessControl.denied)
     }
 
@@ -119,7 +121,7 @@ extension AccessControl {
     /// collection) is the admin's only.
     func checkQuery(_ caller: Caller, _ db: DatabaseName, parentPath: ResourcePath, structured sq: StructuredQuery, query: Query) throws {
         guard rules != nil, !caller.isAdmin else { return }
-        guard let from = sq.from.first, !from.collectionID.isEmpty else { return try checkAdmin(caller) }
+        guard let from = sq.from.first, !from.collectionID.isEmpty else { return try checkAdmin(caller, db) }
         let orders = sq.orderBy.map { (field: $0.field.fieldPath, descending: $0.direction == .descending) }
         let rq = RulesQuery(filters: query.filters, limit: sq.hasLimit ? Int(sq.limit.value) : nil, offset: Int(sq.offset), orderBy: orders)
         try checkList(caller, db, collection: parentPath.appending(from.collectionID), query: rq, group: from.allDescendants)

@@ -82,3 +82,29 @@ def test_an_update_without_read_answers_no_fields(g):
     assert out.code == "OK", out
     doc = out.responses[0]
     assert dict(doc.fields) == {} and doc.name.endswith("drop/d1"), doc
+
+
+PRE_RULES = rules("""\
+    match /pre/{id} {
+      allow create, update: if request.resource.data.ok == true;
+    }
+""")
+
+
+def test_the_write_rule_decides_before_a_precondition(tmp_path):
+    # As the emulator: a refused write is PERMISSION_DENIED even where its precondition fails
+    # (which would tell whether the document exists); an allowed one gets the precondition's error.
+    server = Guarded.start(str(tmp_path), PRE_RULES)
+    try:
+        server.seed({"pre/a": {"v": 1}})
+        c = server.caller
+        alice = server.token("alice")
+        def write(path, exists, ok):
+            fields = {"ok": {"booleanValue": True}} if ok else {}
+            return c.commit([{"update": {"name": c.name(path), "fields": fields}, "currentDocument": {"exists": exists}}], alice).code
+        assert write("pre/a", False, False) == "PERMISSION_DENIED"
+        assert write("pre/zz", True, False) == "PERMISSION_DENIED"
+        assert write("pre/a", False, True) == "ALREADY_EXISTS"
+        assert write("pre/zz", True, True) == "NOT_FOUND"
+    finally:
+        server.stop()
