@@ -162,7 +162,10 @@ final class SyncEngine: BackendClient {
         case .resumeToken(let targetId, let token):
             guard let target = targetsByBackendId[targetId] else { return }
             target.resumeToken = token
-            if local.persistence.isDurable && SyncEngine.monotonicSeconds() - target.tokenStoredAt >= SyncEngine.tokenStoreInterval {
+            // The first token at once (a server may send it after the result), later ones at most
+            // every `tokenStoreInterval`.
+            if local.persistence.isDurable && (target.storedResumeToken == nil
+                || SyncEngine.monotonicSeconds() - target.tokenStoredAt >= SyncEngine.tokenStoreInterval) {
                 rememberTarget(target)
             }
         case .connectionLost:

@@ -223,14 +223,16 @@ final class WatchAggregator {
         changed = [:]
         changedOrder = []
         refetch = []
-        if results.isEmpty && docs.isEmpty && again.isEmpty && recovered.isEmpty { return nil }
-        // New tokens go with the news (a quiet consistent point does not need storing).
+        // New tokens go with the news; a quiet consistent point carries only a target's first
+        // token (a server may send it after the consistent point that delivered the result:
+        // the emulator does, at times), not newer ones (they need no storing).
+        let fresh = targets.filter { _, t in t.current && t.delivered && t.resumeToken != nil && t.resumeToken != t.reportedToken }
+        let quiet = results.isEmpty && docs.isEmpty && again.isEmpty && recovered.isEmpty
+        if quiet && !fresh.values.contains(where: { $0.reportedToken == nil }) { return nil }
         var tokens: [(Int, Data)] = []
-        for (id, t) in targets where t.current && t.delivered {
-            if let token = t.resumeToken, token != t.reportedToken {
-                t.reportedToken = token
-                tokens.append((Int(id), token))
-            }
+        for (id, t) in fresh {
+            t.reportedToken = t.resumeToken
+            tokens.append((Int(id), t.resumeToken!))
         }
         return WatchSnapshot(version: version, changed: docs, refetch: again, results: results, recovered: recovered.sorted(),
                              tokens: tokens.sorted { $0.0 < $1.0 })

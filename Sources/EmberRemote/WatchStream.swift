@@ -211,7 +211,10 @@ final class WatchStream: @unchecked Sendable {
             for id in s.recovered {
                 deliver(.listenResult(targetId: id, documents: [], resolved: [], version: s.version))
             }
-            for (id, token) in s.tokens { deliver(.resumeToken(targetId: id, token: [UInt8](token))) }
+            for (id, token) in s.tokens {
+                deliver(.resumeToken(targetId: id, token: [UInt8](token)))
+                stats.addResumeTokenDelivered()
+            }
             o.after.forEach(deliver)
         }
     }

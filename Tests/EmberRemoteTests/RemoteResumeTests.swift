@@ -3,6 +3,7 @@ import EmberCore
 import EmberModel
 @testable import EmberRemote
 import EmberStorage
+import Foundation
 import XCTest
 
 /// A client whose cache is durable stores each target's resume token with it: restarted, it
@@ -43,6 +44,10 @@ final class RemoteResumeTests: XCTestCase {
             let token = try a.listen(collection("c"), options: ListenOptions(includeMetadataChanges: true), events.append)
             events.wait { s in s.last.map { !$0.isFromCache && $0.documents.count == 50 } ?? false }
             XCTAssertEqual(remote.stats.documentsReceived, 50)
+            // The emulator may send the target's first token after the result (a quiet NO_CHANGE).
+            let deadline = Date().addingTimeInterval(10)
+            while remote.stats.resumeTokensDelivered == 0 && Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
+            XCTAssertGreaterThan(remote.stats.resumeTokensDelivered, 0, "a resume token")
             token.remove()
             a.close()
             remote.close()

@@ -131,6 +131,21 @@ final class WatchAggregatorTests: XCTestCase {
         XCTAssertNil(try feed(change(.noChange, readTime: 9)))
     }
 
+    func testAFirstTokenAfterTheResultIsReportedAtAQuietConsistentPointNewerOnesAreNot() throws {
+        agg.add(1, query: collection("c"), knownKeys: [])
+        // The result is delivered at a consistent point that carries no token (the emulator, at times).
+        let first = try XCTUnwrap(try feed(docChange("c/a", n: 1, updated: 1, in: [1]), change(.current, [1]), change(.noChange, readTime: 2)))
+        XCTAssertTrue(first.tokens.isEmpty)
+        var tokened = change(.noChange, readTime: 3)
+        tokened.targetChange.resumeToken = Data([0, 0, 0, 0, 0, 0, 0, 3])
+        let late = try XCTUnwrap(try feed(tokened), "the first token alone is news")
+        XCTAssertEqual(late.tokens.map { $0.0 }, [1])
+        XCTAssertTrue(late.changed.isEmpty && late.results.isEmpty)
+        var newer = change(.noChange, readTime: 4)
+        newer.targetChange.resumeToken = Data([0, 0, 0, 0, 0, 0, 0, 4])
+        XCTAssertNil(try feed(newer), "a newer token at a quiet point is not")
+    }
+
     func testAResumedTargetWithNoChangesIsStillReportedCurrentAgain() throws {
         agg.add(1, query: collection("c"), knownKeys: [])
         var current = change(.current, [1])
