@@ -97,7 +97,9 @@ public final class Backend: @unchecked Sendable {
         var after: [Document?] = []
         var slot: [DocumentKey: Int] = [:]
         slot.reserveCapacity(mutations.count)
-        let read: (DocumentKey) -> Document? = { [store] key in store.get(key).flatMap { $0.exists ? $0 : nil } }
+        // The authorizer's reader of other documents (a local function: no closure is allocated
+        // on commits that have no authorizer).
+        func read(_ key: DocumentKey) -> Document? { store.get(key).flatMap { $0.exists ? $0 : nil } }
         var current: (mutation: Mutation, state: Document?)?
         do {
             for m in mutations {

@@ -292,7 +292,9 @@ final class ListenSession: BackendClient, @unchecked Sendable {
 
     private func applyCommit(version: Int64, documents: [Document]) {
         guard !targets.isEmpty else { return }
-        for t in Array(targets.values) where t.pending == 0 && mayNotRead(t, documents) { refuse(t) }
+        if access.rules != nil {
+            for t in Array(targets.values) where t.pending == 0 && mayNotRead(t, documents) { refuse(t) }
+        }
         guard !targets.isEmpty else { return }
         // Per document: the targets it is in now and those it left.
         var added: [DocumentKey: [Int32]] = [:]
