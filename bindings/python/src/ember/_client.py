@@ -25,7 +25,7 @@ from . import _ember
 from ._documents import (DocumentSnapshot, Watch, WriteResult, _TransactionalDocumentSnapshot,
                          document_dispatcher)
 from ._errors import (AbortedError, AlreadyExistsError, DeadlineExceededError, EmberError, FailedPreconditionError,
-                      InvalidArgumentError, UnavailableError, UnimplementedError)
+                      InvalidArgumentError, UnavailableError)
 from ._values import ListenSource, Source, field_path_str
 
 from typing import TYPE_CHECKING
