@@ -97,24 +97,39 @@ static void on_snapshot(void *ctx, const ember_snapshot *snap, const ember_error
     pthread_mutex_unlock(&mu);
 }
 
-static int round_reached(int round) {
+/* Every name's document at `*round` and none of ours pending (a listener error ends the run). */
+static int round_reached(void *round) {
     int k, ok = own_pending == 0;
-    for (k = 0; k < name_count; k++) ok = ok && rounds[k] >= round;
+    if (listener_error[0]) { pthread_mutex_unlock(&mu); die("listener error", NULL); }
+    for (k = 0; k < name_count; k++) ok = ok && rounds[k] >= *(int *)round;
     return ok;
 }
 
-/* Waits (at most 60 s) until the listener's first snapshot from the server has arrived. */
-static void wait_synced(void) {
-    double deadline = now_s() + 60;
+/* Polls `ready(arg)` under the mutex every `poll_ms` until it is true; past `seconds`, calls
+ * `explain` (if any, under the mutex) and dies with `what`. */
+static void wait_until(int (*ready)(void *), void *arg, double seconds, int poll_ms, void (*explain)(void),
+                       const char *what) {
+    double deadline = now_s() + seconds;
     for (;;) {
         int ok;
         pthread_mutex_lock(&mu);
-        ok = synced;
+        ok = ready(arg);
+        if (!ok && now_s() > deadline) {
+            if (explain) explain();
+            pthread_mutex_unlock(&mu);
+            die(what, NULL);
+        }
         pthread_mutex_unlock(&mu);
         if (ok) return;
-        if (now_s() > deadline) die("timed out waiting for the server's first answer", NULL);
-        sleep_ms(5);
+        sleep_ms(poll_ms);
     }
+}
+
+static int is_synced(void *arg) { (void)arg; return synced; }
+
+/* Waits (at most 60 s) until the listener's first snapshot from the server has arrived. */
+static void wait_synced(void) {
+    wait_until(is_synced, NULL, 60, 5, NULL, "timed out waiting for the server's first answer");
 }
 
 static ember_db *open_host(const char *host, const char *path) {
@@ -138,7 +153,6 @@ static int run_rounds(const char *host, const char *collection, char *list) {
     char path[512], data[256];
     char *tok;
     int round, k;
-    double deadline;
     for (tok = strtok(list, ","); tok && name_count < MAX_NAMES; tok = strtok(NULL, ",")) names[name_count++] = tok;
     if (!q) die("ember_query_new", &err);
     token = ember_query_listen(q, EMBER_LISTEN_INCLUDE_METADATA_CHANGES, on_snapshot, NULL, NULL, &err);
@@ -149,17 +163,7 @@ static int run_rounds(const char *host, const char *collection, char *list) {
     for (round = 1; round <= 2; round++) {
         snprintf(data, sizeof data, "{\"name\":\"%s\",\"round\":%d,\"lang\":\"c\"}", me, round);
         if (!ember_doc_set(db, path, EMBER_FORMAT_JSON, data, EMBER_NTS, NULL, 0, NULL, NULL, &err)) die("ember_doc_set", &err);
-        deadline = now_s() + 60;
-        for (;;) {
-            int ok;
-            pthread_mutex_lock(&mu);
-            ok = round_reached(round);
-            if (listener_error[0]) { pthread_mutex_unlock(&mu); die("listener error", NULL); }
-            pthread_mutex_unlock(&mu);
-            if (ok) break;
-            if (now_s() > deadline) die("timed out waiting for a round", NULL);
-            sleep_ms(5);
-        }
+        wait_until(round_reached, &round, 60, 5, NULL, "timed out waiting for a round");
     }
     ember_listener_remove(token);
     pthread_mutex_lock(&mu);
@@ -203,22 +207,15 @@ static void on_drained(void *ctx, const ember_error *error) {
     pthread_mutex_unlock(&mu);
 }
 
+static int is_drained(void *arg) { (void)arg; return drained; }
+
 static int run_drain(const char *host, const char *path) {
     ember_error err;
     ember_db *db = open_host(host, path);
-    double deadline = now_s() + 90;
     if (!ember_db_wait_for_pending_writes(db, on_drained, NULL, &err)) die("ember_db_wait_for_pending_writes", &err);
     printf("waiting\n");
     fflush(stdout);
-    for (;;) {
-        int done;
-        pthread_mutex_lock(&mu);
-        done = drained;
-        pthread_mutex_unlock(&mu);
-        if (done) break;
-        if (now_s() > deadline) die("timed out waiting for the queued writes' acknowledgements", NULL);
-        sleep_ms(10);
-    }
+    wait_until(is_drained, NULL, 90, 10, NULL, "timed out waiting for the queued writes' acknowledgements");
     if (drain_error.code != EMBER_OK) die("the queued writes failed", &drain_error);
     printf("drained\n");
     ember_db_release(db);
@@ -286,6 +283,19 @@ static void on_kill_snapshot(void *ctx, const ember_snapshot *snap, const ember_
     pthread_mutex_unlock(&mu);
 }
 
+/* Every write acknowledged and the listener current with every document (a listener error
+ * ends the run). */
+static int kill_total;
+static int kill_settled(void *arg) {
+    (void)arg;
+    if (listener_error[0]) { pthread_mutex_unlock(&mu); die(listener_error, NULL); }
+    return kill_acks == kill_count && !kill_from_cache && !kill_pending && kill_size == kill_total;
+}
+
+static void kill_explain(void) {
+    fprintf(stderr, "acks=%d size=%d from_cache=%d pending=%d\n", kill_acks, kill_size, kill_from_cache, kill_pending);
+}
+
 static int run_kill_writer(const char *host, const char *collection, const char *prefix, int count, int pace_ms,
                            int total) {
     ember_error err;
@@ -293,8 +303,7 @@ static int run_kill_writer(const char *host, const char *collection, const char 
     ember_query *q = ember_query_new(db, collection, &err);
     ember_listener_token token;
     char path[512], data[64];
-    int i, ok;
-    double deadline;
+    int i;
     if (count < 0 || count > KILL_MAX) die("N out of range", NULL);
     kill_prefix = prefix;
     kill_count = count;
@@ -318,19 +327,9 @@ static int run_kill_writer(const char *host, const char *collection, const char 
                              NULL, 0, on_kill_ack, (void *)(size_t)i, &err)) die("ember_doc_merge", &err);
         sleep_ms(pace_ms);
     }
-    deadline = now_s() + 90;
-    for (;;) {
-        pthread_mutex_lock(&mu);
-        if (listener_error[0]) { pthread_mutex_unlock(&mu); die(listener_error, NULL); }
-        ok = kill_acks == count && !kill_from_cache && !kill_pending && kill_size == total;
-        pthread_mutex_unlock(&mu);
-        if (ok) break;
-        if (now_s() > deadline) {
-            fprintf(stderr, "acks=%d size=%d from_cache=%d pending=%d\n", kill_acks, kill_size, kill_from_cache, kill_pending);
-            die("timed out waiting for every acknowledgement and a current snapshot of every document", NULL);
-        }
-        sleep_ms(10);
-    }
+    kill_total = total;
+    wait_until(kill_settled, NULL, 90, 10, kill_explain,
+               "timed out waiting for every acknowledgement and a current snapshot of every document");
     ember_listener_remove(token);
     pthread_mutex_lock(&mu);
     for (i = 0; i < count; i++) printf("final %s%d %d\n", prefix, i, kill_n[i]);
