@@ -1,5 +1,6 @@
-"""What the Python benchmark scripts of bench/ share: percentiles, logging to stderr, and the end
-of a run (no process of a server it started is left; the figures as JSON on request)."""
+"""What the Python benchmark scripts of bench/ share: percentiles, logging to stderr, a markdown
+table, and the end of a run (no process of a server it started is left; the figures as JSON on
+request)."""
 import json
 import sys
 
@@ -10,6 +11,16 @@ def pct(xs, p):
         return None
     s = sorted(xs)
     return s[min(len(s) - 1, int(round(p / 100 * (len(s) - 1))))]
+
+
+def markdown_table(head, rows):
+    """`head` and `rows` (tuples of strings) as a markdown table, each column padded to its widest."""
+    w = [max(len(r[i]) for r in list(rows) + [head]) for i in range(len(head))]
+    lines = ["| " + " | ".join(h.ljust(w[i]) for i, h in enumerate(head)) + " |",
+             "|" + "|".join("-" * (x + 2) for x in w) + "|"]
+    for r in rows:
+        lines.append("| " + " | ".join(c.ljust(w[i]) for i, c in enumerate(r)) + " |")
+    return "\n".join(lines)
 
 
 def log(*a):

@@ -25,7 +25,7 @@ REPO = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(REPO, "Tests", "server"))
 sys.path.insert(0, os.path.join(REPO, "bench"))
 import servers  # noqa: E402
-from benchlib import finish, log, pct  # noqa: E402
+from benchlib import finish, log, markdown_table, pct  # noqa: E402
 
 WARMUP = 50
 SAMPLE_TIMEOUT = 5.0      # s for one write to reach the listener (else the sample is lost)
@@ -292,13 +292,7 @@ def table(e, m):
     row("   time from restart to current (ms)", "", "resume", "restart_ms", lambda x: "n/a" if x is None else f"{x:,.1f}")
     row("   first listen: documents sent", "", "resume", "first_docs", n)
     row("   first listen: time to current (ms)", "", "resume", "first_ms", lambda x: "n/a" if x is None else f"{x:,.1f}")
-    head = ("figure", "target", "ember serve", "emulator", "target met")
-    w = [max(len(r[i]) for r in rows + [head]) for i in range(5)]
-    lines = ["| " + " | ".join(h.ljust(w[i]) for i, h in enumerate(head)) + " |",
-             "|" + "|".join("-" * (x + 2) for x in w) + "|"]
-    for r in rows:
-        lines.append("| " + " | ".join(c.ljust(w[i]) for i, c in enumerate(r)) + " |")
-    return "\n".join(lines)
+    return markdown_table(("figure", "target", "ember serve", "emulator", "target met"), rows)
 
 
 def main():

@@ -23,7 +23,7 @@ sys.path.insert(0, os.path.join(REPO, "Tests", "server"))
 sys.path.insert(0, os.path.join(REPO, "Tests", "server", "access"))
 sys.path.insert(0, os.path.join(REPO, "bench"))
 import servers  # noqa: E402
-from benchlib import finish, log, pct  # noqa: E402
+from benchlib import finish, log, markdown_table, pct  # noqa: E402
 from jwts import claims, hs, unsigned  # noqa: E402
 
 import grpc  # noqa: E402
@@ -142,10 +142,9 @@ def main():
         for srv in started:
             srv.stop()
     names = list(results)
-    print("\n| call, p50 / p99 us | " + " | ".join(names) + " |")
-    print("|---|" + "---|" * len(names))
-    for call in ("get", "query", "commit", "get()"):
-        print(f"| {call} | " + " | ".join(f"{results[r][call]['p50_us']} / {results[r][call]['p99_us']}" for r in names) + " |")
+    rows = [(call, *(f"{results[r][call]['p50_us']} / {results[r][call]['p99_us']}" for r in names))
+            for call in ("get", "query", "commit", "get()")]
+    print("\n" + markdown_table(("call, p50 / p99 us", *names), rows))
     base, ruled = results.get(runs[0][0]), results.get(runs[1][0])
     if base and ruled:
         print("\nrules + token cost per call (p50, ember serve): " +

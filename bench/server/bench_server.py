@@ -32,7 +32,7 @@ REPO = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(REPO, "Tests", "server"))
 sys.path.insert(0, os.path.join(REPO, "bench"))
 import servers  # noqa: E402
-from benchlib import finish, log, pct  # noqa: E402
+from benchlib import finish, log, markdown_table, pct  # noqa: E402
 
 import grpc  # noqa: E402
 from google.cloud.firestore_v1.types import firestore as fs_types  # noqa: E402
@@ -773,14 +773,7 @@ def table(e, m):
         ("mem", "heap_doc"), fmt_n, True)
     hq = g(m, "mem", "heap_query")
     rows[-1] = rows[-1][:3] + (rows[-1][3] + (f" / {fmt_n(hq)}" if hq is not None else ""), "", "")
-    w = [max(len(r[i]) for r in rows + [("figure", "target", "ember", "emulator", "ratio", "target met")])
-         for i in range(6)]
-    lines = ["| " + " | ".join(h.ljust(w[i]) for i, h in
-                               enumerate(("figure", "target", "ember", "emulator", "ratio", "target met"))) + " |",
-             "|" + "|".join("-" * (x + 2) for x in w) + "|"]
-    for r in rows:
-        lines.append("| " + " | ".join(c.ljust(w[i]) for i, c in enumerate(r)) + " |")
-    return "\n".join(lines)
+    return markdown_table(("figure", "target", "ember", "emulator", "ratio", "target met"), rows)
 
 
 def main():
