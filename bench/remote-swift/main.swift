@@ -155,11 +155,12 @@ func resume(host: String, path: String, collection: String, n: Int, changes: Int
     let options = ListenOptions(includeMetadataChanges: true)
     // The documents changed in round r (1, 2): every (n / changes)-th, shifted by r.
     func changed(_ r: Int) -> [Int] { (0..<changes).map { ($0 * (n / changes) + r) % n } }
-    func change(_ r: Int) {
-        written(writer, changed(r).map { k in
+    func mutations(round r: Int) -> [Mutation] {
+        changed(r).map { k in
             Mutation(key: mkKey(collection, String(format: "d%05d", k)), kind: .set(MapValue(["k": .int(Int64(k)), "v": .int(Int64(r))])))
-        })
+        }
     }
+    func change(_ r: Int) { written(writer, mutations(round: r)) }
     func currentWith(_ latest: Latest, round r: Int) -> Bool {
         guard let s = latest.snap.get(), !s.isFromCache, s.documents.count == n else { return false }
         if r == 0 { return true }
@@ -173,17 +174,23 @@ func resume(host: String, path: String, collection: String, n: Int, changes: Int
         return (EmberClient(persistence: cache, backend: Backend(persistence: MemoryPersistence()), documents: r), r, cache)
     }
     func ms(since t: Int64) -> String { String(format: "%.1f", Double(monotonicNs() - t) / 1e6) }
-
-    // First run: the whole result.
-    do {
-        let (a, r, cache) = openA()
+    /// Listens with `a` until the result is current with round `round`; reports `<figure>_ms`
+    /// and `<figure>_docs` (the documents the server sent so far).
+    func listenTimed(_ a: EmberClient, _ r: RemoteBackend, round: Int, _ what: String, figure: String) -> (Latest, ListenerToken) {
         let latest = Latest()
         let t = monotonicNs()
         let token: ListenerToken
         do { token = try a.listen(query, options: options, latest.callback) } catch { fail("listen: \(error)") }
-        waitUntil("the first result") { currentWith(latest, round: 0) }
-        say("first_ms \(ms(since: t))")
-        say("first_docs \(r.stats.documentsReceived)")
+        waitUntil(what) { currentWith(latest, round: round) }
+        say("\(figure)_ms \(ms(since: t))")
+        say("\(figure)_docs \(r.stats.documentsReceived)")
+        return (latest, token)
+    }
+
+    // First run: the whole result.
+    do {
+        let (a, r, cache) = openA()
+        let (_, token) = listenTimed(a, r, round: 0, "the first result", figure: "first")
         token.remove()
         a.close()
         r.close()
@@ -194,13 +201,7 @@ func resume(host: String, path: String, collection: String, n: Int, changes: Int
     change(1)
     do {
         let (a, r, cache) = openA()
-        let latest = Latest()
-        let t = monotonicNs()
-        let token: ListenerToken
-        do { token = try a.listen(query, options: options, latest.callback) } catch { fail("listen: \(error)") }
-        waitUntil("the result after reopening") { currentWith(latest, round: 1) }
-        say("reopen_ms \(ms(since: t))")
-        say("reopen_docs \(r.stats.documentsReceived)")
+        let (latest, token) = listenTimed(a, r, round: 1, "the result after reopening", figure: "reopen")
 
         // 2. kept open, network off and on.
         let before = r.stats.documentsReceived
@@ -218,11 +219,7 @@ func resume(host: String, path: String, collection: String, n: Int, changes: Int
         say("restart_wait")
         if readLine() == "stopped" {
             let before = r.stats.documentsReceived
-            do {
-                try writer.write(changed(3).map { k in
-                    Mutation(key: mkKey(collection, String(format: "d%05d", k)), kind: .set(MapValue(["k": .int(Int64(k)), "v": .int(3)])))
-                })
-            } catch { fail("write: \(error)") }
+            do { try writer.write(mutations(round: 3)) } catch { fail("write: \(error)") }
             say("changed")
             guard readLine() == "started" else { fail("the driver did not restart the server") }
             let t3 = monotonicNs()
