@@ -10,12 +10,15 @@ either prints its start line (port 0: the port it bound) or exits (its status an
     g.seed({"secret/s1": {"owner": "victim"}})       # as the admin
     out = g.caller.get("secret/s1", g.token("victim"))
     g.stop()
+    with Guarded.running(rules_text, seed={...}) as g: ...   # in a temporary directory, stopped after
     launch(tmpdir, ["--host", "0.0.0.0", "--port", "0"])    # Launched(exited with status 2: ...)
 """
+import contextlib
 import os
 import re
 import secrets
 import sys
+import tempfile
 
 import pytest
 
@@ -75,6 +78,20 @@ class Guarded:
         except servers.StartError as e:
             pytest.fail(str(e), pytrace=False)
         return cls(srv, secret, admin, tmpdir)
+
+    @classmethod
+    @contextlib.contextmanager
+    def running(cls, rules_text, seed=None, **start_args):
+        """A started server (seeded with `seed` as the admin) in a temporary directory, stopped
+        and the directory removed when the block ends."""
+        with tempfile.TemporaryDirectory(prefix="ember-access-") as d:
+            server = cls.start(d, rules_text, **start_args)
+            try:
+                if seed:
+                    server.seed(seed)
+                yield server
+            finally:
+                server.stop()
 
     def token(self, uid, **overrides):
         """An HS256 token for `uid` signed with this server's secret."""

@@ -9,7 +9,6 @@ document ever arrives. Also with the denied target added first.
 import os
 import secrets
 import sys
-import tempfile
 
 import pytest
 
@@ -31,14 +30,9 @@ CURRENT, REMOVE = TargetChangeType.CURRENT, TargetChangeType.REMOVE
 
 @pytest.fixture(scope="module")
 def g():
-    with tempfile.TemporaryDirectory(prefix="ember-access-listen-") as d:
-        server = Guarded.start(d, RULES)
-        try:
-            server.seed({"pub/d1": {"v": "one"}, "pub/d2": {"v": "other"},
-                         "priv/p1": {"owner": "bob", "payload": MARK}})
-            yield server
-        finally:
-            server.stop()
+    with Guarded.running(RULES, seed={"pub/d1": {"v": "one"}, "pub/d2": {"v": "other"},
+                         "priv/p1": {"owner": "bob", "payload": MARK}}) as server:
+        yield server
 
 
 DENIED_TARGETS = {

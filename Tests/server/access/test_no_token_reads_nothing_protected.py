@@ -14,7 +14,6 @@ Query (owner == self) and Listen; collection-group queries and ListCollectionIds
 import os
 import secrets
 import sys
-import tempfile
 
 import pytest
 
@@ -36,13 +35,8 @@ DOC = "secret/s1"
 
 @pytest.fixture(scope="module")
 def g():
-    with tempfile.TemporaryDirectory(prefix="ember-access-read-") as d:
-        server = Guarded.start(d, RULES)
-        try:
-            server.seed({DOC: {"owner": VICTIM, "payload": MARK}})
-            yield server
-        finally:
-            server.stop()
+    with Guarded.running(RULES, seed={DOC: {"owner": VICTIM, "payload": MARK}}) as server:
+        yield server
 
 
 # Each intruder: (its bearer for server g, the code every read must end with, the message part).

@@ -10,7 +10,6 @@ who may write but not read answers with the name and times only.
 import os
 import secrets
 import sys
-import tempfile
 
 import pytest
 
@@ -37,12 +36,8 @@ CURRENT, REMOVE = TargetChangeType.CURRENT, TargetChangeType.REMOVE
 
 @pytest.fixture(scope="module")
 def g():
-    with tempfile.TemporaryDirectory(prefix="ember-access-review-") as d:
-        server = Guarded.start(d, RULES)
-        try:
-            yield server
-        finally:
-            server.stop()
+    with Guarded.running(RULES) as server:
+        yield server
 
 
 def test_a_document_target_is_decided_again_when_its_document_changes(g):
@@ -91,14 +86,13 @@ PRE_RULES = rules("""\
 """)
 
 
-def test_the_write_rule_decides_before_a_precondition(tmp_path):
+def test_the_write_rule_decides_before_a_precondition():
     # As the emulator: a refused write is PERMISSION_DENIED even where its precondition fails
     # (which would tell whether the document exists); an allowed one gets the precondition's error.
-    server = Guarded.start(str(tmp_path), PRE_RULES)
-    try:
-        server.seed({"pre/a": {"v": 1}})
+    with Guarded.running(PRE_RULES, seed={"pre/a": {"v": 1}}) as server:
         c = server.caller
         alice = server.token("alice")
+
         def write(path, exists, ok):
             fields = {"ok": {"booleanValue": True}} if ok else {}
             return c.commit([{"update": {"name": c.name(path), "fields": fields}, "currentDocument": {"exists": exists}}], alice).code
@@ -106,5 +100,3 @@ def test_the_write_rule_decides_before_a_precondition(tmp_path):
         assert write("pre/zz", True, False) == "PERMISSION_DENIED"
         assert write("pre/a", False, True) == "ALREADY_EXISTS"
         assert write("pre/zz", True, True) == "NOT_FOUND"
-    finally:
-        server.stop()

@@ -11,7 +11,6 @@ admin token and a JWKS; one with --token-issuer.
 """
 import os
 import sys
-import tempfile
 
 import pytest
 
@@ -52,24 +51,15 @@ def keys():
 
 @pytest.fixture(scope="module")
 def g(keys):
-    with tempfile.TemporaryDirectory(prefix="ember-access-tokens-") as d:
-        server = Guarded.start(d, RULES, jwks_text=jwts.jwks([keys["rsa"], keys["ec"]]) if keys else None)
-        try:
-            server.seed(SEED)
-            yield server
-        finally:
-            server.stop()
+    jwks = jwts.jwks([keys["rsa"], keys["ec"]]) if keys else None
+    with Guarded.running(RULES, jwks_text=jwks, seed=SEED) as server:
+        yield server
 
 
 @pytest.fixture(scope="module")
 def g_issuer():
-    with tempfile.TemporaryDirectory(prefix="ember-access-issuer-") as d:
-        server = Guarded.start(d, RULES, extra_args=["--token-issuer", ISSUER])
-        try:
-            server.seed(SEED)
-            yield server
-        finally:
-            server.stop()
+    with Guarded.running(RULES, extra_args=["--token-issuer", ISSUER], seed=SEED) as server:
+        yield server
 
 
 def swap_payload(token, payload):

@@ -9,7 +9,6 @@ the uid in their `owner` field. Each test writes documents of its own (ids prefi
 """
 import os
 import sys
-import tempfile
 
 import pytest
 
@@ -33,12 +32,8 @@ RULES = rules("""\
 
 @pytest.fixture(scope="module")
 def g():
-    with tempfile.TemporaryDirectory(prefix="ember-access-writes-") as d:
-        server = Guarded.start(d, RULES)
-        try:
-            yield server
-        finally:
-            server.stop()
+    with Guarded.running(RULES) as server:
+        yield server
 
 
 def w(g, op, path, data=None):
