@@ -171,7 +171,9 @@ final class TokenVerifierTests: XCTestCase {
     func testMutatedTokensVerifyOrAreUnauthenticated() async throws {
         let v = try await verifier()
         let valid = try await TokenVerifierTests.hs256(TokenVerifierTests.claims())
-        var rng = SplitMix(seed: 14)
+        // Deterministic choices (the same mutants on every run): a multiplicative hash of (i, j).
+        func pick(_ i: Int, _ j: Int, below n: Int) -> Int { Int(UInt64(truncatingIfNeeded: (i &* 31 &+ j) &* 2_654_435_761) % UInt64(n)) }
+        let parts = valid.split(separator: ".").map(String.init)
         let alphabet = Array("ABCxyz019-_.=+/ {}\"\\:,[]\u{0}é".utf8)
         let deep = String(repeating: "[", count: 10_000)
         let deepSegment = Data(("{\"sub\":" + deep).utf8).base64EncodedString()
@@ -179,10 +181,13 @@ final class TokenVerifierTests: XCTestCase {
         for i in 0..<3_000 {
             var bytes = Array(valid.utf8)
             switch i % 4 {
-            case 0: for _ in 0...(rng.next() % 4) { bytes[Int(rng.next() % UInt64(bytes.count))] = alphabet[Int(rng.next() % UInt64(alphabet.count))] }
-            case 1: bytes = Array(bytes.prefix(Int(rng.next() % UInt64(bytes.count))))
-            case 2: let parts = valid.split(separator: ".").map(String.init); bytes = Array((parts[1] + "." + parts[0] + "." + parts[2]).utf8)
-            default: let parts = valid.split(separator: ".").map(String.init); bytes = Array((parts[0] + "." + deepSegment + "." + parts[2]).utf8)
+            case 0:
+                for j in 0...pick(i, 0, below: 5) {
+                    bytes[pick(i, 2 * j + 1, below: bytes.count)] = alphabet[pick(i, 2 * j + 2, below: alphabet.count)]
+                }
+            case 1: bytes = Array(bytes.prefix(pick(i, 0, below: bytes.count)))
+            case 2: bytes = Array((parts[1] + "." + parts[0] + "." + parts[2]).utf8)
+            default: bytes = Array((parts[0] + "." + deepSegment + "." + parts[2]).utf8)
             }
             let text = String(decoding: bytes, as: UTF8.self)
             do {
@@ -206,19 +211,6 @@ final class TokenVerifierTests: XCTestCase {
         p.waitUntilExit()
         guard p.terminationStatus == 0 else { throw EmberError(.internal, "openssl \(args) failed") }
         return String(decoding: data, as: UTF8.self)
-    }
-}
-
-/// A small deterministic generator (the fuzz is the same on every run).
-struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
 
