@@ -48,6 +48,8 @@ void latch_destroy(latch *l);
 void latch_add(latch *l, int code, const char *message);
 /* Waits until count >= n (at most 10 s); returns whether it got there. */
 int latch_wait(latch *l, int n);
+/* The same with another bound, for waits on a lot of work (slow under valgrind). */
+int latch_wait_for(latch *l, int n, int seconds);
 int latch_count(latch *l);
 /* An ember_write_cb whose ctx is a latch. */
 void latch_write_cb(void *ctx, const ember_error *error);

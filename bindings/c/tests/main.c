@@ -57,10 +57,14 @@ void latch_add(latch *l, int code, const char *message) {
 }
 
 int latch_wait(latch *l, int n) {
+    return latch_wait_for(l, n, 10);
+}
+
+int latch_wait_for(latch *l, int n, int seconds) {
     struct timespec ts;
     int ok;
     clock_gettime(CLOCK_REALTIME, &ts);
-    ts.tv_sec += 10;
+    ts.tv_sec += seconds;
     pthread_mutex_lock(&l->mu);
     while (l->count < n) {
         if (pthread_cond_timedwait(&l->cv, &l->mu, &ts) != 0) break;
