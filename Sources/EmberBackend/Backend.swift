@@ -29,6 +29,9 @@ public final class Backend: @unchecked Sendable {
     /// The highest batch of a client sharing this durable store that was applied (see
     /// `PersistenceKey.backendAppliedBatch`); 0 for memory stores.
     private var appliedBatch: Int64 = 0
+    /// Whether the last refused commit was refused because its transaction could not be stored
+    /// (on `queue`; read by `BackendConnection.commitNow` right after the commit).
+    private(set) var lastCommitNotStored = false
 
     public init(persistence: Persistence) {
         self.persistence = persistence
@@ -46,7 +49,8 @@ public final class Backend: @unchecked Sendable {
     public func connect(client: BackendClient, queue deliveryQueue: DispatchQueue, clientPersistence: Persistence? = nil) -> BackendConnection {
         queue.sync {
             let shares = clientPersistence.map { $0 === persistence && persistence.isDurable } ?? false
-            let conn = BackendConnection(backend: self, id: nextConnectionId, client: client, deliveryQueue: deliveryQueue, sharesPersistence: shares)
+            let conn = BackendConnection(backend: self, id: nextConnectionId, client: client, deliveryQueue: deliveryQueue,
+                                         sharesPersistence: shares, commitsInline: shares && persistence.documentsShared)
             connections[conn.id] = conn
             nextConnectionId += 1
             return conn
@@ -89,6 +93,7 @@ public final class Backend: @unchecked Sendable {
             origin.send(.commit(version: lastVersion, documents: docs, ack: b))
             return .success(lastVersion)
         }
+        lastCommitNotStored = false
         let version = nextVersion()
         // Per distinct key, in first-seen order: its state before the commit and after it (nil
         // while only verified). One dictionary lookup per mutation finds the key's slot.
@@ -162,15 +167,23 @@ public final class Backend: @unchecked Sendable {
                 }
                 if persistence.isDurable {
                     persistence.setMetadata(PersistenceKey.backendVersion, version)
-                    if origin.sharesPersistence, let b = batchId {
+                    if origin.commitsInline, let b = batchId {
+                        // The batch leaves the client's queue (when it was queued: a write made
+                        // offline) in the transaction that applies it: applied exactly when no
+                        // longer queued, so a batch is never applied twice after a crash.
+                        persistence.mutationQueue.remove(batchId: b)
+                    } else if origin.sharesPersistence, let b = batchId {
                         persistence.setMetadata(PersistenceKey.backendAppliedBatch, b)
                     }
                 }
             }
         } catch {
+            lastCommitNotStored = true
             return .failure(EmberError.storage(error))
         }
-        if origin.sharesPersistence, let b = batchId, persistence.isDurable { appliedBatch = b }
+        if origin.sharesPersistence, !origin.commitsInline, let b = batchId, persistence.isDurable { appliedBatch = b }
+        // The writer applies the batch to its own view next, on these states (not read again).
+        if origin.capturing { origin.capturedBefore = before }
         var outgoing: [Int: [DocumentKey: Document]] = [:]
         if batchId != nil { outgoing[origin.id] = [:] }
         for (i, key) in order.enumerated() {

@@ -15,10 +15,21 @@ public final class BackendConnection: @unchecked Sendable {
     let deliveryQueue: DispatchQueue
     /// Whether the client caches in the backend's own durable store (see `Backend.connect`).
     let sharesPersistence: Bool
+    /// Whether the client's cache is the backend's own table (`Persistence.documentsShared`):
+    /// then its batches are committed on its worker's thread (`commitNow`), so the worker never
+    /// reads a document the backend changed before the worker heard of the change.
+    public let commitsInline: Bool
+    /// While `commitNow` runs (on the backend's queue): the event for this connection is kept
+    /// here instead of being sent, with the states the batch's documents had before it.
+    private(set) var capturing = false
+    private var captured: BackendEvent?
+    var capturedBefore: [Document?] = []
 
-    init(backend: Backend, id: Int, client: BackendClient, deliveryQueue: DispatchQueue, sharesPersistence: Bool = false) {
+    init(backend: Backend, id: Int, client: BackendClient, deliveryQueue: DispatchQueue, sharesPersistence: Bool = false,
+         commitsInline: Bool = false) {
         self.backend = backend
         self.sharesPersistence = sharesPersistence
+        self.commitsInline = commitsInline
         self.id = id
         self.client = client
         self.deliveryQueue = deliveryQueue
@@ -26,6 +37,10 @@ public final class BackendConnection: @unchecked Sendable {
 
     /// Called on the backend queue.
     func send(_ event: BackendEvent) {
+        if capturing {
+            captured = event
+            return
+        }
         deliveryQueue.async { [weak self] in
             guard let self, let client = self.client else { return }
             client.backend(self, didSend: event)
@@ -41,6 +56,25 @@ public final class BackendConnection: @unchecked Sendable {
         backend.queue.async { [self, backend = self.backend] in
             if case .failure(let e) = backend.applyCommit(batch.mutations, from: self, batchId: batch.batchId) {
                 send(.writeRejected(batchId: batch.batchId, error: e))
+            }
+        }
+    }
+
+    /// Commits `batch` on the calling thread (the client's delivery queue; the backend's queue is
+    /// entered synchronously and never waits on the client's) and returns its outcome instead of
+    /// sending it: the acknowledgement the client would have received, or the refusal. Other
+    /// connections hear of the commit as usual. For a `commitsInline` connection.
+    public func commitNow(_ batch: MutationBatch) -> InlineCommitOutcome {
+        backend.queue.sync {
+            capturing = true
+            defer { capturing = false; captured = nil; capturedBefore = [] }
+            switch backend.applyCommit(batch.mutations, from: self, batchId: batch.batchId) {
+            case .success:
+                // A commit always answers its origin, unless the connection was closed meanwhile.
+                guard let ack = captured else { return .rejected(EmberError(.cancelled, "The connection to the backend was closed.")) }
+                return .acknowledged(ack, before: capturedBefore)
+            case .failure(let e):
+                return backend.lastCommitNotStored ? .notStored(e) : .rejected(e)
             }
         }
     }

@@ -44,6 +44,18 @@ extension BackendLink {
     }
 }
 
+/// Responsible for: the outcome of a batch committed on the caller's thread
+/// (`BackendConnection.commitNow`): acknowledged (the event the client would have received),
+/// refused by the backend (a precondition, a limit), or not stored (a full disk, an I/O error:
+/// the batch was not applied, and the writer is told at once).
+public enum InlineCommitOutcome {
+    /// `before`: the state of each document the batch wrote before it (nil: none), one per
+    /// distinct key in the order the batch first names them; empty when not known.
+    case acknowledged(BackendEvent, before: [Document?])
+    case rejected(EmberError)
+    case notStored(EmberError)
+}
+
 /// Responsible for: opening links to one backend (the in-process `Backend`, a server's address).
 public protocol BackendEndpoint: AnyObject {
     /// A link whose events and replies are delivered to `client` on `queue`. `clientPersistence`

@@ -58,7 +58,10 @@ extension EmberClient {
                       networkEnabled: options.networkEnabled)
             return
         }
-        let file = try SQLitePersistence(path: path, synchronous: options.synchronous)
+        // The embedded default (a durable cache, documents synced with the in-process backend):
+        // the cache is the backend's table, one copy of each document (`documentsShared`).
+        let file = try SQLitePersistence(path: path, synchronous: options.synchronous,
+                                         sharedDocuments: options.persistence && documents == nil)
         let cache: Persistence = options.persistence ? file : MemoryPersistence()
         self.init(persistence: cache, backend: Backend(persistence: file), documents: documents, gc: options.gcSettings,
                   networkEnabled: options.networkEnabled)

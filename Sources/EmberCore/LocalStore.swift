@@ -70,6 +70,10 @@ final class LocalStore {
 
     let persistence: Persistence
     var remote: DocumentStore { persistence.remoteDocuments }
+    /// Whether the cache is the backend's own table (`Persistence.documentsShared`): the
+    /// backend's commits are the cache's content, so acknowledgements and remote documents
+    /// store nothing here.
+    private let shared: Bool
     private var pending: [Int64: PendingBatch] = [:]
     private var pendingOrder: [Int64] = []
     private var pendingHead = 0
@@ -82,6 +86,7 @@ final class LocalStore {
 
     init(persistence: Persistence) {
         self.persistence = persistence
+        self.shared = persistence.documentsShared
         self.nextBatchId = persistence.mutationQueue.nextBatchId()
         for b in persistence.mutationQueue.allBatches() { track(b) }
         for key in batchesByKey.keys { recomputeOverlay(key) }
@@ -123,17 +128,35 @@ final class LocalStore {
         }
         unstoredRemovals.removeAll()
         nextBatchId += 1
+        return (batch, applyPending(batch))
+    }
+
+    /// A batch with the next id, not queued anywhere: for a write the backend commits before it
+    /// is applied locally (`applyPending`), so it never needs the durable queue.
+    func unqueuedBatch(_ mutations: [Mutation], localWriteTime: Int64) -> MutationBatch {
+        defer { nextBatchId += 1 }
+        return MutationBatch(batchId: nextBatchId, localWriteTime: localWriteTime, mutations: mutations)
+    }
+
+    /// Tracks `batch` (the newest) as pending and applies it to the local view. Returns its keys.
+    /// `before`, when given, holds each key's document before the batch (in `keys` order, as the
+    /// backend that just committed it read them), so they are not read again.
+    func applyPending(_ batch: MutationBatch, before: [Document?] = []) -> [DocumentKey] {
         let pb = track(batch)
-        for key in pb.keys { applyNewestBatch(pb, to: key) }
-        return (batch, pb.keys)
+        if before.count == pb.keys.count {
+            for (i, key) in pb.keys.enumerated() { applyNewestBatch(pb, to: key, base: .some(before[i])) }
+        } else {
+            for key in pb.keys { applyNewestBatch(pb, to: key) }
+        }
+        return pb.keys
     }
 
     /// `recomputeOverlay(key)` when `batch`, the newest pending batch, was just tracked: the
     /// replay of every earlier pending batch is the current local document (an overlay exists
     /// exactly when that replay set `hasLocalMutations`; otherwise the replay left the remote
     /// document as it was), so only `batch`'s mutations need applying on top of it.
-    private func applyNewestBatch(_ pb: PendingBatch, to key: DocumentKey) {
-        var doc = localDocument(key)
+    private func applyNewestBatch(_ pb: PendingBatch, to key: DocumentKey, base: Document?? = nil) {
+        var doc = overlays[key] ?? (base ?? remote.get(key))
         let t = pb.batch.localWriteTime
         guard pb.forEach(on: key, { m in doc = m.applyLocally(to: doc, localWriteTime: t) }) else { return recomputeOverlay(key) }
         storeOverlay(doc, for: key)
@@ -168,6 +191,21 @@ final class LocalStore {
     /// its overlay showing the write, which the backend holds) and the caller tries again later.
     func acknowledge(_ docs: [Document], batchId: Int64?) -> [DocumentKey]? {
         var changed: [DocumentKey] = []
+        if shared {
+            // The backend stored the documents and took the batch out of the queue when it
+            // committed it: only removals that failed earlier remain to be stored.
+            if !unstoredRemovals.isEmpty {
+                do {
+                    try persistence.runTransaction("remove batches") {
+                        for id in unstoredRemovals { persistence.mutationQueue.remove(batchId: id) }
+                    }
+                    unstoredRemovals.removeAll()
+                } catch {}
+            }
+            var keys = recomputeChanged(docs.map { $0.key }, acknowledging: batchId)
+            if let b = batchId { keys += forgetBatch(b) }
+            return keys
+        }
         do {
             try persistence.runTransaction("acknowledge") {
                 changed = []
@@ -237,6 +275,8 @@ final class LocalStore {
     /// The cache is a copy of the backend's documents: when it cannot be stored, nothing changes
     /// and the documents are read from the backend again later.
     func applyRemote(_ docs: [Document], acknowledging acked: Int64? = nil) -> [DocumentKey] {
+        // The backend's table is the cache: its documents are there already (perhaps newer).
+        if shared { return recomputeChanged(docs.map { $0.key }, acknowledging: acked) }
         var changed: [DocumentKey] = []
         changed.reserveCapacity(docs.count)
         do {

@@ -62,13 +62,21 @@ extension SyncEngine {
     /// collector removes documents of targets released earlier first.
     func targetReleased(_ t: Target) {
         guard local.persistence.isDurable else { return }
-        local.remote.touch(t.view.matchedKeys)
         if t.listensToBackend { rememberTarget(t) }
-        if gc.enabled && docsSinceCollection > 0 { scheduleCollection() }
+        guard collects else { return }
+        local.remote.touch(t.view.matchedKeys)
+        if docsSinceCollection > 0 { scheduleCollection() }
+    }
+
+    /// Whether this cache is ever collected: a durable cache with a threshold, unless it is the
+    /// backend's own table (the embedded default keeps one copy of each document: that copy is
+    /// the database, not a cache of it, so nothing may be evicted).
+    var collects: Bool {
+        gc.enabled && local.persistence.isDurable && !local.persistence.documentsShared
     }
 
     func noteRemoteDocuments(_ n: Int) {
-        guard gc.enabled, local.persistence.isDurable else { return }
+        guard collects else { return }
         docsSinceCollection += n
         if docsSinceCollection >= gc.documentsBetweenCollections { scheduleCollection() }
     }
@@ -84,7 +92,7 @@ extension SyncEngine {
     }
 
     func schedulePeriodicCollection(after delay: Double) {
-        guard gc.enabled, local.persistence.isDurable else { return }
+        guard collects else { return }
         worker.asyncAfter(deadline: .now() + delay) { [weak self] in
             guard let self, !self.closed else { return }
             _ = self.collectGarbage()
@@ -98,7 +106,7 @@ extension SyncEngine {
     @discardableResult
     func collectGarbage() -> Int {
         docsSinceCollection = 0
-        guard gc.enabled else { return 0 }
+        guard collects else { return 0 }
         var pinned = Set<DocumentKey>()
         for t in targets.values { pinned.formUnion(t.view.matchedKeys) }
         for k in local.pendingKeys { pinned.insert(k) }

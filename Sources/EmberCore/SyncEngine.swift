@@ -19,6 +19,8 @@ final class SyncEngine: BackendClient {
     let local: LocalStore
     /// The link to the backend (in-process or a server): the engine knows it only by its protocol.
     private(set) var connection: (any BackendLink)!
+    /// The connection when it commits on this thread (the embedded default: see `writeInline`).
+    private var inlineLink: BackendConnection?
     private(set) var networkEnabled = true
     private var onlineState: OnlineState = .online
 
@@ -62,6 +64,7 @@ final class SyncEngine: BackendClient {
             onlineState = .offline
         }
         connection = backend.openLink(client: self, queue: worker, clientPersistence: local.persistence)
+        if let c = connection as? BackendConnection, c.commitsInline { inlineLink = c }
         sendPendingWrites()
         schedulePeriodicCollection(after: gc.initialDelay)
     }
@@ -76,6 +79,9 @@ final class SyncEngine: BackendClient {
 
     /// Applies a batch locally, raises its events, and sends it when the network is on.
     func write(_ mutations: [Mutation], completion: ((EmberError?) -> Void)?) throws -> Int64 {
+        if let link = inlineLink, networkEnabled, !local.hasPendingWrites {
+            return try writeInline(mutations, link: link, completion: completion)
+        }
         let (batch, keys) = try local.write(mutations, localWriteTime: SyncEngine.now())
         if let c = completion { writeCallbacks[batch.batchId] = c }
         refresh(keys)
@@ -88,8 +94,45 @@ final class SyncEngine: BackendClient {
         return batch.batchId
     }
 
+    /// The embedded default's write (the cache is the backend's table, `inlineLink`): the backend
+    /// commits the batch first, on this thread, in one transaction; then it is applied locally as
+    /// a pending write (its events, with pending writes), then acknowledged (the events without).
+    /// It is never queued: when this returns it is in the file. A batch the file cannot store
+    /// throws, applying nothing; one the backend refuses fails its completion, raising nothing.
+    /// Only with no batch pending (a queued batch must reach the backend first, in order).
+    private func writeInline(_ mutations: [Mutation], link: BackendConnection, completion: ((EmberError?) -> Void)?) throws -> Int64 {
+        let batch = local.unqueuedBatch(mutations, localWriteTime: SyncEngine.now())
+        switch link.commitNow(batch) {
+        case .notStored(let e):
+            throw e
+        case .rejected(let e):
+            if let c = completion { events.post { c(e) } }
+        case .acknowledged(let ack, let before):
+            // Applied locally on the documents as they were before the commit (the backend read
+            // them), raised, then acknowledged.
+            let keys = local.applyPending(batch, before: before)
+            if let c = completion { writeCallbacks[batch.batchId] = c }
+            refresh(keys)
+            emit()
+            backend(link, didSend: ack)
+        }
+        return batch.batchId
+    }
+
     private func sendPendingWrites() {
         guard networkEnabled else { return }
+        if let link = inlineLink {
+            // Queued batches (written offline, or before a restart) go in order, each committed
+            // and acknowledged before the next; a refused one is rejected as usual.
+            for b in local.pendingBatches where b.batchId > sentUpTo {
+                sentUpTo = b.batchId
+                switch link.commitNow(b) {
+                case .acknowledged(let ack, _): backend(link, didSend: ack)
+                case .rejected(let e), .notStored(let e): backend(link, didSend: .writeRejected(batchId: b.batchId, error: e))
+                }
+            }
+            return
+        }
         for b in local.pendingBatches where b.batchId > sentUpTo {
             connection.commit(b)
             unacknowledged.add(1, ordering: .relaxed)

@@ -25,6 +25,11 @@ public protocol Persistence: AnyObject {
     var backendTree: TreeStore? { get }
     /// The client's durable tree cache and pending tree writes (nil: kept in memory). Has a default.
     var clientTree: ClientTreeStore? { get }
+    /// Whether the client's cache is the backend's own table (`remoteDocuments` and
+    /// `backendDocuments` are one store): the embedded default, where the in-process backend and
+    /// its one client share the file. Then the cache keeps one copy of each document, is never
+    /// collected, and is indexed where the backend stores. Has a default (false).
+    var documentsShared: Bool { get }
 
     /// A durable integer fact (the backend's clock, the highest batch it applied, ...).
     func metadata(_ key: String) -> Int64?
@@ -70,6 +75,10 @@ public protocol DocumentStore: AnyObject {
     /// Removes least-recently-used entries that `pinned` does not hold until the store takes at
     /// most `thresholdBytes`. Returns how many entries were removed.
     func collectGarbage(thresholdBytes: Int64, pinned: (DocumentKey) -> Bool) -> Int
+}
+
+extension Persistence {
+    public var documentsShared: Bool { false }
 }
 
 extension DocumentStore {

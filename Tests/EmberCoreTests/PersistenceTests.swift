@@ -16,11 +16,14 @@ final class PersistenceTests: XCTestCase {
     }
     override func tearDown() { try? FileManager.default.removeItem(atPath: dir) }
 
-    func open(persistence: Bool = true, online: Bool = true, cacheSize: Int64 = EmberOptions.defaultCacheSizeBytes) throws -> EmberClient {
+    /// The embedded default on `dir`/db.ember; with `documents`, a client of that backend
+    /// instead (its cache in the file, bounded and collected, as a client of a server).
+    func open(persistence: Bool = true, online: Bool = true, cacheSize: Int64 = EmberOptions.defaultCacheSizeBytes,
+              documents: Backend? = nil) throws -> EmberClient {
         var o = EmberOptions(path: dir + "/db.ember", persistence: persistence, cacheSizeBytes: cacheSize)
         o.networkEnabled = online
         o.gcInitialDelay = 3600
-        return try EmberClient(options: o)
+        return try EmberClient(options: o, documents: documents)
     }
 
     func testReopenKeepsCachePendingWritesAndTargets() throws {
@@ -37,9 +40,10 @@ final class PersistenceTests: XCTestCase {
             c.close()
         }
         do {
-            let p = try SQLitePersistence(path: dir + "/db.ember")
+            let p = try SQLitePersistence(path: dir + "/db.ember", sharedDocuments: true)
             XCTAssertEqual(p.mutationQueue.allBatches().count, 1, "the offline write is still queued")
             XCTAssertEqual(p.remoteDocuments.get(key("cities/SF"))?.data["name"], .string("SF"))
+            XCTAssertTrue(p.remoteDocuments === p.backendDocuments, "one copy of each document")
             XCTAssertNil(p.backendDocuments.get(key("cities/LA")))
             XCTAssertEqual(p.targetCache.all().count, 1, "the listened target is remembered")
             p.close()
@@ -147,11 +151,12 @@ final class PersistenceTests: XCTestCase {
 
     func testCacheReturnsUnderThresholdAfterQueriesAreDetached() throws {
         let threshold = EmberOptions.minimumCacheSizeBytes
-        let c = try open(cacheSize: threshold)
-        defer { c.close() }
+        let server = Backend(persistence: MemoryPersistence())
+        let c = try open(cacheSize: threshold, documents: server)
+        defer { c.close(); server.flush() }
         try fillThroughQueries(c, mb: 2.2)
         settle(c)
-        c.backend.flush()
+        server.flush()
         XCTAssertLessThanOrEqual(Double(c.cacheBytes), Double(threshold) * 1.1, "collected after the detaches (\(c.cacheBytes) bytes)")
         // On demand too, and least recently used first: the last collection detached is kept.
         try c.collectGarbage()
@@ -163,8 +168,9 @@ final class PersistenceTests: XCTestCase {
 
     func testActiveListenersAndPendingWritesPinDocuments() throws {
         let threshold = EmberOptions.minimumCacheSizeBytes
-        let c = try open(cacheSize: threshold)
-        defer { c.close() }
+        let server = Backend(persistence: MemoryPersistence())   // held: a client does not own its documents' endpoint
+        let c = try open(cacheSize: threshold, documents: server)
+        defer { c.close(); server.flush() }
         let pad = String(repeating: "z", count: 1000)
         var ms: [Mutation] = []
         for i in 0..<1500 { ms.append(setM("held/d\(i)", ["pad": .string(pad)])) }
@@ -183,11 +189,24 @@ final class PersistenceTests: XCTestCase {
     }
 
     func testUnlimitedCacheIsNeverCollected() throws {
-        let c = try open(cacheSize: EmberOptions.cacheSizeUnlimited)
-        defer { c.close() }
+        let server = Backend(persistence: MemoryPersistence())
+        let c = try open(cacheSize: EmberOptions.cacheSizeUnlimited, documents: server)
+        defer { c.close(); server.flush() }
         try fillThroughQueries(c, mb: 1.5)
         XCTAssertEqual(try c.collectGarbage(), 0)
         XCTAssertGreaterThan(c.cacheBytes, 1024 * 1024)
+    }
+
+    /// The embedded default keeps one copy of each document, the database itself: however small
+    /// the cache size, nothing is collected, and every document stays readable offline.
+    func testEmbeddedDefaultIsNeverCollected() throws {
+        let c = try open(cacheSize: EmberOptions.minimumCacheSizeBytes)
+        defer { c.close() }
+        try fillThroughQueries(c, mb: 2.2)
+        XCTAssertEqual(try c.collectGarbage(), 0)
+        XCTAssertGreaterThan(c.cacheBytes, 2 * 1024 * 1024)
+        try c.disableNetwork()
+        XCTAssertGreaterThan(try c.getDocuments(collection("col0"), source: .cache).documents.count, 150)
     }
 }
 

@@ -67,11 +67,21 @@ final class StorageFailureTests: XCTestCase {
     /// (nothing applied, no event); acknowledged writes stay; writes work again once space returns;
     /// after reopening, exactly the acknowledged writes are there.
     func testClientWritesFailVisiblyAndAcknowledgedOnesSurvive() throws {
+        try clientWritesFailVisibly(sharedDocuments: false)
+    }
+
+    /// The same for the embedded default (the cache is the backend's table; each write is
+    /// committed by the call, and one the file cannot store is refused by it).
+    func testEmbeddedDefaultWritesFailVisiblyAndAcknowledgedOnesSurvive() throws {
+        try clientWritesFailVisibly(sharedDocuments: true)
+    }
+
+    private func clientWritesFailVisibly(sharedDocuments: Bool) throws {
         let dir = TempDir()
         let path = dir.file()
         var outcomes: [Int: ErrorCode?] = [:]
         do {
-            let p = try SQLitePersistence(path: path)
+            let p = try SQLitePersistence(path: path, sharedDocuments: sharedDocuments)
             let client = EmberClient(persistence: p, backend: Backend(persistence: p))
             let events = EventLog()
             let token = try client.listen(try Query(collection: spath("docs"))) { e in

@@ -102,18 +102,30 @@ final class SQLiteIndexManager: IndexManager {
         let id = try db.scalarInt("SELECT last_insert_rowid()")!
         let e = Entry(id: id, def: def, auto: auto)
         byGroup[def.collectionGroup, default: []].append(e)
-        let docs = persistence._remoteStore.documents(inGroup: def.collectionGroup)
+        try fill(e, in: db)
+        return e
+    }
+
+    /// Adds the entries of every cached document of `e`'s collection group.
+    private func fill(_ e: Entry, in db: SQLiteDatabase) throws {
+        let docs = persistence.indexedStore.documents(inGroup: e.def.collectionGroup)
         let ins = try db.statement("INSERT OR IGNORE INTO index_entries(index_id, key, parent, id) VALUES(?, ?, ?, ?)")
+        defer { ins.reset() }
         for d in docs where d.exists {
             let parent = d.key.collectionPath.canonical
-            for k in SQLiteIndexManager.keys(of: d, for: def) {
+            for k in SQLiteIndexManager.keys(of: d, for: e.def) {
                 ins.reset()
-                ins.bind(1, id); ins.bind(2, k); ins.bind(3, parent); ins.bind(4, d.key.id)
+                ins.bind(1, e.id); ins.bind(2, k); ins.bind(3, parent); ins.bind(4, d.key.id)
                 while try ins.step() {}
             }
         }
-        ins.reset()
-        return e
+    }
+
+    /// Drops every entry and fills each index again from the indexed store (after the cache
+    /// moved to the other table). Inside the caller's transaction.
+    func rebuildEntries(in db: SQLiteDatabase) throws {
+        try db.run("DELETE FROM index_entries")
+        for e in byGroup.values.flatMap({ $0 }) { try fill(e, in: db) }
     }
 
     // MARK: maintenance (under the persistence lock)
@@ -233,6 +245,3 @@ extension SQLiteDocumentStore {
     }
 }
 
-extension SQLitePersistence {
-    var _remoteStore: SQLiteDocumentStore { remoteDocuments as! SQLiteDocumentStore }
-}

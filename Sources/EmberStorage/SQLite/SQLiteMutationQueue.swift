@@ -40,8 +40,12 @@ final class SQLiteMutationQueue: MutationQueue {
 
     func nextBatchId() -> Int64 {
         persistence.access(1) { db in
+            // Above every id stored, and every id the backend recorded as applied (a batch
+            // committed without being queued leaves no other trace; a later queued batch must
+            // not take its id, or the backend would take it for one applied already).
             let stored = max(try db.scalarInt("SELECT value FROM meta WHERE key = 'queue.lastBatchId'") ?? 0,
-                             try db.scalarInt("SELECT MAX(batch_id) FROM mutations") ?? 0)
+                             try db.scalarInt("SELECT MAX(batch_id) FROM mutations") ?? 0,
+                             try db.scalarInt("SELECT value FROM meta WHERE key = 'backend.appliedBatch'") ?? 0)
             return max(stored, highestId ?? 0) + 1
         }
     }

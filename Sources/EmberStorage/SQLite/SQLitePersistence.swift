@@ -45,7 +45,13 @@ public final class SQLitePersistence: Persistence {
     private(set) var tree: SQLiteTreeTables!
 
     public var backendDocuments: DocumentStore { _backend }
-    public var remoteDocuments: DocumentStore { _remote }
+    public var remoteDocuments: DocumentStore { documentsShared ? _backend : _remote }
+    /// Whether the client's cache is the backend's table (see `Persistence.documentsShared`):
+    /// chosen at open, for the embedded default.
+    public let documentsShared: Bool
+    /// The store the offline indexes describe: the client's cache, which is `backend_docs`
+    /// when the documents are shared and `remote_docs` otherwise.
+    var indexedStore: SQLiteDocumentStore { documentsShared ? _backend : _remote }
     public var mutationQueue: MutationQueue { _queue }
     public var targetCache: TargetCache { _targets }
     public var indexManager: IndexManager? { _indexes }
@@ -55,8 +61,13 @@ public final class SQLitePersistence: Persistence {
     /// `collections` table (one row per collection, not per document). 1 is upgraded on open.
     static let schemaVersion: Int64 = 3
 
-    public init(path: String, synchronous: Synchronous = .normal) throws {
+    /// Opens (or creates) the file at `path`. With `sharedDocuments` the client's cache is the
+    /// backend's `backend_docs` (the embedded default: one copy of each document); without it
+    /// (a server's file, or a client of a server) the cache is `remote_docs`. A file opened one
+    /// way after the other is made consistent at open (see `adoptCacheLayout`).
+    public init(path: String, synchronous: Synchronous = .normal, sharedDocuments: Bool = false) throws {
         self.path = path
+        self.documentsShared = sharedDocuments
         lockFd = try SQLitePersistence.acquireLock(path)
         do {
             try SQLitePersistence.checkHeader(path)
@@ -73,12 +84,13 @@ public final class SQLitePersistence: Persistence {
             // not take file locks per statement, and the WAL index lives in memory (no -shm).
             try db.exec("PRAGMA locking_mode=EXCLUSIVE; PRAGMA journal_mode=WAL; PRAGMA synchronous=\(synchronous.rawValue); PRAGMA cache_size=-16384; PRAGMA temp_store=MEMORY")
             try createSchema()
-            _backend = SQLiteDocumentStore(persistence: self, table: "backend_docs", indexes: nil)
             _indexes = try SQLiteIndexManager(persistence: self)
-            _remote = SQLiteDocumentStore(persistence: self, table: "remote_docs", indexes: _indexes)
+            _backend = SQLiteDocumentStore(persistence: self, table: "backend_docs", indexes: sharedDocuments ? _indexes : nil)
+            _remote = SQLiteDocumentStore(persistence: self, table: "remote_docs", indexes: sharedDocuments ? nil : _indexes)
             _queue = SQLiteMutationQueue(persistence: self)
             _targets = SQLiteTargetCache(persistence: self)
             tree = try SQLiteTreeTables(persistence: self, db: db)
+            try adoptCacheLayout()
             sequence = max(try db.scalarInt("SELECT MAX(seq) FROM remote_docs") ?? 0,
                            try db.scalarInt("SELECT MAX(last_used) FROM targets") ?? 0)
         } catch {
@@ -135,6 +147,25 @@ public final class SQLitePersistence: Persistence {
             PRAGMA user_version=\(SQLitePersistence.schemaVersion);
             COMMIT;
             """)
+    }
+
+    /// Makes a file written with the other cache layout consistent with this one, in one
+    /// transaction: the offline indexes are rebuilt from the table they now describe (meta
+    /// `index.table`: 1 for `backend_docs`, absent or 0 for `remote_docs`); with shared documents,
+    /// a separate cache left in `remote_docs` (an older Ember's copy, or a server's documents
+    /// cached by a client of it) is dropped with the resume tokens that assumed it.
+    private func adoptCacheLayout() throws {
+        let want: Int64 = documentsShared ? 1 : 0
+        let have = try db.scalarInt("SELECT value FROM meta WHERE key = 'index.table'") ?? 0
+        let staleCopy = try documentsShared && db.scalarInt("SELECT 1 FROM remote_docs LIMIT 1") != nil
+        guard have != want || staleCopy else { return }
+        try runTransaction("adopt cache layout") {
+            try db.run("INSERT OR REPLACE INTO meta(key, value) VALUES('index.table', ?)", [.int(want)])
+            if staleCopy {
+                try db.exec("DELETE FROM remote_docs; DELETE FROM collections WHERE tbl = 'remote_docs'; UPDATE targets SET resume_token = NULL")
+            }
+            if have != want { try _indexes.rebuildEntries(in: db) }
+        }
     }
 
     /// The collections (parent paths) each document table holds, by group, for group scans.

@@ -1,0 +1,183 @@
+import XCTest
+import Foundation
+import EmberModel
+import EmberCore
+import EmberStorage
+import EmberBackend
+
+/// The embedded default (a path, persistence on, documents in the in-process backend): one copy
+/// of each document (the cache is the backend's table), each write committed before `write`
+/// returns in one transaction, never queued; offline writes queued and sent in order; files of
+/// the earlier layout (a separate cache copy) adopted at open.
+final class EmbeddedDefaultTests: XCTestCase {
+    var dir: String!
+    var path: String { dir + "/db.ember" }
+
+    override func setUp() {
+        dir = NSTemporaryDirectory() + "ember-embedded-\(getpid())-\(UInt64.random(in: 0..<UInt64.max))"
+        try! FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+    }
+    override func tearDown() { try? FileManager.default.removeItem(atPath: dir) }
+
+    func open(online: Bool = true) throws -> EmberClient {
+        var o = EmberOptions(path: path)
+        o.networkEnabled = online
+        return try EmberClient(options: o)
+    }
+
+    /// Reads the file's tables directly, after the client closed.
+    func inspect(_ body: (SQLitePersistence) throws -> Void) throws {
+        let p = try SQLitePersistence(path: path, sharedDocuments: true)
+        defer { p.close() }
+        try body(p)
+    }
+
+    func testWriteIsCommittedWhenTheCallReturnsAndStoredOnce() throws {
+        let c = try open()
+        let done = Semaphore()
+        try c.write([setM("c/a", n(1)), setM("c/b", n(2))]) { _ in done.signal() }
+        // Before the completion has run: the backend holds the batch already.
+        XCTAssertEqual(c.backend.document(at: key("c/a"))?.data["n"], .int(1))
+        XCTAssertTrue(done.wait(seconds: 10))
+        c.close()
+        try inspect { p in
+            XCTAssertTrue(p.mutationQueue.isEmpty, "an online write is never queued")
+            XCTAssertEqual(p.backendDocuments.count, 2)
+        }
+        // The separate cache table holds nothing: one copy of each document.
+        let raw = try SQLitePersistence(path: path)
+        defer { raw.close() }
+        XCTAssertEqual(raw.remoteDocuments.count, 0)
+        XCTAssertEqual(raw.backendDocuments.count, 2)
+    }
+
+    /// The local event of a write shows it applied once (the overlay is computed on the document
+    /// as it was before the commit), then its acknowledgement shows the committed value.
+    func testIncrementIsAppliedOnceInTheLocalEvent() throws {
+        let c = try open()
+        defer { c.close() }
+        XCTAssertNil(writeAndWait(c, [setM("c/a", n(10))]))
+        let log = EventLog()
+        let t = try c.record(Query(document: key("c/a")), log, metadata: true)
+        defer { t.remove() }
+        log.wait(for: 2)   // from the cache, then current
+        let before = log.all.count
+        let inc = Mutation(key: key("c/a"), kind: .patch(MapValue(), mask: []),
+                           transforms: [FieldTransform(path: fp("n"), op: .increment(.int(5)))])
+        XCTAssertNil(writeAndWait(c, [inc]))
+        let snaps = log.wait(for: before + 2).suffix(2).compactMap { e -> ViewSnapshot? in
+            if case .snapshot(let s) = e { return s }
+            return nil
+        }
+        XCTAssertEqual(snaps.count, 2)
+        XCTAssertEqual(snaps[0].documents.first?.data["n"], .int(15))
+        XCTAssertTrue(snaps[0].hasPendingWrites)
+        XCTAssertEqual(snaps[1].documents.first?.data["n"], .int(15))
+        XCTAssertFalse(snaps[1].hasPendingWrites)
+    }
+
+    /// A write the backend refuses (update of a missing document) fails its completion and
+    /// raises nothing: it was never applied locally.
+    func testRefusedWriteRaisesNothing() throws {
+        let c = try open()
+        defer { c.close() }
+        let log = EventLog()
+        let t = try c.record(collection("c"), log, metadata: true)
+        defer { t.remove() }
+        log.wait(for: 1)
+        settle(c)
+        let before = log.all.count
+        XCTAssertEqual(writeAndWait(c, [updateM("c/missing", n(1))])?.code, .notFound)
+        XCTAssertNil(writeAndWait(c, [setM("c/x", n(1))]))
+        let lines = log.wait(for: before + 2).dropFirst(before).map(render)
+        XCTAssertEqual(lines, ["added x -1 0 [pending]", "metadata x 0 0 []"])
+    }
+
+    /// Offline writes are queued in the file, survive a restart, and are committed in order
+    /// when the network comes back; each leaves the queue in the transaction that applies it.
+    func testOfflineWritesAreQueuedAndSentInOrder() throws {
+        do {
+            let c = try open(online: false)
+            try c.write([setM("c/a", n(1))])
+            try c.write([setM("c/a", n(2)), setM("c/b", n(1))])
+            c.close()
+        }
+        try inspect { p in
+            XCTAssertEqual(p.mutationQueue.allBatches().count, 2)
+            XCTAssertNil(p.backendDocuments.get(key("c/a")))
+        }
+        do {
+            let c = try open(online: false)
+            // Online writes wait behind queued ones.
+            try c.write([setM("c/a", n(3))])
+            try c.enableNetwork()
+            waitForPendingWrites(c)
+            XCTAssertEqual(try c.getDocument(key("c/a")).document?.data["n"], .int(3))
+            c.close()
+        }
+        try inspect { p in
+            XCTAssertTrue(p.mutationQueue.isEmpty)
+            XCTAssertEqual(p.backendDocuments.get(key("c/a"))?.data["n"], .int(3))
+            XCTAssertEqual(p.backendDocuments.get(key("c/b"))?.data["n"], .int(1))
+        }
+        // A batch id is never reused after the queue emptied (the backend remembers applied ids).
+        let c = try open(online: false)
+        defer { c.close() }
+        try c.write([setM("c/z", n(9))])
+        try c.enableNetwork()
+        waitForPendingWrites(c)
+        XCTAssertEqual(try c.getDocument(key("c/z")).document?.data["n"], .int(9), "a new queued batch is applied, not taken for an old one")
+    }
+
+    /// A file written with the earlier layout (the cache a second copy in `remote_docs`, indexed
+    /// there): opening it as the embedded default drops the copy and rebuilds the indexes from
+    /// the backend's table, so indexed queries read the backend's documents.
+    func testEarlierLayoutIsAdopted() throws {
+        do {
+            let p = try SQLitePersistence(path: path)
+            let c = EmberClient(persistence: p, backend: Backend(persistence: p))
+            try c.setIndexConfiguration(json: #"{"indexes":[{"collectionGroup":"c","queryScope":"COLLECTION","fields":[{"fieldPath":"g","order":"ASCENDING"}]}]}"#)
+            for i in 0..<50 { XCTAssertNil(writeAndWait(c, [setM("c/d\(i)", ["g": .int(Int64(i % 5))])])) }
+            c.close()
+            XCTAssertGreaterThan(p.remoteDocuments.count, 0, "the earlier layout keeps a copy")
+            // The copy is stale for one document (as after a crash before an acknowledgement).
+            try p.runTransaction("stale") { p.backendDocuments.put(doc("c/d0", ["g": .int(4)], version: Int64.max / 2)) }
+            p.close()
+        }
+        let c = try open()
+        defer { c.close() }
+        try c.disableNetwork()
+        let q = try collection("c").filter(.field(FieldFilter(field: fp("g"), op: .equal, value: .int(4))))
+        let got = try c.getDocuments(q, source: .cache).documents.map { $0.key.id }.sorted()
+        XCTAssertEqual(c.lastIndexRead?.usedIndex != nil, true, "served by the rebuilt index")
+        XCTAssertEqual(got, ["d0", "d14", "d19", "d24", "d29", "d34", "d39", "d4", "d44", "d49", "d9"])
+    }
+
+    /// A client of another backend (a server) keeps its own cache in `remote_docs`; opening the
+    /// same file as the embedded default and back rebuilds the indexes each time.
+    func testSwitchingBetweenLayoutsKeepsIndexesRight() throws {
+        let json = #"{"indexes":[{"collectionGroup":"c","queryScope":"COLLECTION","fields":[{"fieldPath":"g","order":"ASCENDING"}]}]}"#
+        do {
+            let c = try open()
+            try c.setIndexConfiguration(json: json)
+            for i in 0..<20 { XCTAssertNil(writeAndWait(c, [setM("c/d\(i)", ["g": .int(Int64(i % 2))])])) }
+            c.close()
+        }
+        let server = Backend(persistence: MemoryPersistence())
+        do {
+            let c = try EmberClient(options: EmberOptions(path: path), documents: server)
+            XCTAssertNil(writeAndWait(c, [setM("c/s", ["g": .int(1)])]))
+            try c.disableNetwork()
+            let q = try collection("c").filter(.field(FieldFilter(field: fp("g"), op: .equal, value: .int(1))))
+            XCTAssertEqual(try c.getDocuments(q, source: .cache).documents.map { $0.key.id }, ["s"], "the server's cache only")
+            c.close()
+            server.flush()   // held until the client is closed
+        }
+        let c = try open()
+        defer { c.close() }
+        try c.disableNetwork()
+        let q = try collection("c").filter(.field(FieldFilter(field: fp("g"), op: .equal, value: .int(1))))
+        XCTAssertEqual(try c.getDocuments(q, source: .cache).documents.count, 10)
+        XCTAssertNotNil(c.lastIndexRead?.usedIndex)
+    }
+}
