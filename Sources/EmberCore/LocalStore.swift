@@ -173,6 +173,12 @@ final class LocalStore {
         return pb
     }
 
+    /// Drops a batch that was never queued (`unqueuedBatch`) and that the backend refused.
+    /// Returns the keys whose local view may change.
+    func removeUnqueued(_ batchId: Int64) -> [DocumentKey] {
+        forgetBatch(batchId)
+    }
+
     /// Drops a rejected batch. Returns the keys whose local view may change. When its removal
     /// from a durable queue cannot be stored, it is removed with the next write that can be.
     func removeBatch(_ batchId: Int64) -> [DocumentKey] {

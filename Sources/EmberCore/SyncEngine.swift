@@ -95,13 +95,37 @@ final class SyncEngine: BackendClient {
     }
 
     /// The embedded default's write (the cache is the backend's table, `inlineLink`): the backend
-    /// commits the batch first, on this thread, in one transaction; then it is applied locally as
-    /// a pending write (its events, with pending writes), then acknowledged (the events without).
-    /// It is never queued: when this returns it is in the file. A batch the file cannot store
-    /// throws, applying nothing; one the backend refuses fails its completion, raising nothing.
-    /// Only with no batch pending (a queued batch must reach the backend first, in order).
+    /// commits the batch on this thread, in one transaction, and it is never queued: when this
+    /// returns it is in the file, or this threw (a batch the file cannot store; nothing of it
+    /// stays applied). Only with no batch pending (a queued batch must reach the backend first).
+    ///
+    /// When a listener may see the batch, it is applied locally and raised first (as pending
+    /// writes, as Firestore's latency compensation), then committed and acknowledged; a refusal
+    /// then rolls it back with the events of a rejected write. When none may, the backend commits
+    /// first and the local view is built on the states it read (nothing is read twice).
     private func writeInline(_ mutations: [Mutation], link: BackendConnection, completion: ((EmberError?) -> Void)?) throws -> Int64 {
         let batch = local.unqueuedBatch(mutations, localWriteTime: SyncEngine.now())
+        if mutations.contains(where: { index.touches($0.key) }) {
+            let keys = local.applyPending(batch)
+            refresh(keys)
+            emit()
+            let outcome = link.commitNow(batch)
+            if case .notStored(let e) = outcome {
+                refresh(local.removeUnqueued(batch.batchId))
+                emit()
+                throw e
+            }
+            if let c = completion { writeCallbacks[batch.batchId] = c }
+            switch outcome {
+            case .acknowledged(let ack, _):
+                backend(link, didSend: ack)
+            case .rejected(let e), .notStored(let e):
+                refresh(local.removeUnqueued(batch.batchId))
+                emit()
+                completeBatch(batch.batchId, error: e)
+            }
+            return batch.batchId
+        }
         switch link.commitNow(batch) {
         case .notStored(let e):
             throw e

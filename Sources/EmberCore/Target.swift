@@ -58,6 +58,13 @@ struct TargetIndex {
         }
     }
 
+    /// Whether any target may contain `key`.
+    func touches(_ key: DocumentKey) -> Bool {
+        (!byDocument.isEmpty && byDocument[key] != nil)
+            || (!byCollection.isEmpty && byCollection[ParentKey(of: key)] != nil)
+            || (!byGroup.isEmpty && byGroup[key.collectionGroup] != nil)
+    }
+
     @inline(__always)
     func forEach(touching key: DocumentKey, _ body: (Target) -> Void) {
         if !byDocument.isEmpty, let ts = byDocument[key] { for t in ts { body(t) } }

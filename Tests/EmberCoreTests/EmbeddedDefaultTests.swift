@@ -76,8 +76,8 @@ final class EmbeddedDefaultTests: XCTestCase {
         XCTAssertFalse(snaps[1].hasPendingWrites)
     }
 
-    /// A write the backend refuses (update of a missing document) fails its completion and
-    /// raises nothing: it was never applied locally.
+    /// A write the backend refuses (an update of a missing document, which does not apply
+    /// locally either) fails its completion and raises nothing.
     func testRefusedWriteRaisesNothing() throws {
         let c = try open()
         defer { c.close() }
@@ -95,6 +95,25 @@ final class EmbeddedDefaultTests: XCTestCase {
 
     /// Offline writes are queued in the file, survive a restart, and are committed in order
     /// when the network comes back; each leaves the queue in the transaction that applies it.
+    /// A write no listener watches is committed first and applied locally on the states the
+    /// backend read; one a listener watches is raised first. Both end in the same state.
+    func testUnwatchedAndWatchedWritesEndTheSame() throws {
+        let c = try open()
+        defer { c.close() }
+        XCTAssertNil(writeAndWait(c, [setM("w/a", n(1)), setM("u/a", n(1))]))
+        let log = EventLog()
+        let t = try c.record(collection("w"), log)
+        defer { t.remove() }
+        log.wait(for: 1)
+        let inc = { (k: String) in Mutation(key: key(k), kind: .patch(MapValue(), mask: []),
+                                            transforms: [FieldTransform(path: fp("n"), op: .increment(.int(2)))]) }
+        XCTAssertNil(writeAndWait(c, [inc("w/a"), inc("u/a")]))
+        XCTAssertNil(writeAndWait(c, [inc("u/a")]))
+        XCTAssertEqual(try c.getDocument(key("w/a")).document?.data["n"], .int(3))
+        XCTAssertEqual(try c.getDocument(key("u/a")).document?.data["n"], .int(5))
+        XCTAssertEqual(log.wait(for: 2).last.map(render), "modified a 0 0 [pending]")
+    }
+
     func testOfflineWritesAreQueuedAndSentInOrder() throws {
         do {
             let c = try open(online: false)
