@@ -182,8 +182,6 @@ public final class Backend: @unchecked Sendable {
             return .failure(EmberError.storage(error))
         }
         if origin.sharesPersistence, !origin.commitsInline, let b = batchId, persistence.isDurable { appliedBatch = b }
-        // The writer applies the batch to its own view next, on these states (not read again).
-        if origin.capturing { origin.capturedBefore = before }
         var outgoing: [Int: [DocumentKey: Document]] = [:]
         if batchId != nil { outgoing[origin.id] = [:] }
         for (i, key) in order.enumerated() {

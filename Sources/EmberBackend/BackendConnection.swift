@@ -20,10 +20,9 @@ public final class BackendConnection: @unchecked Sendable {
     /// reads a document the backend changed before the worker heard of the change.
     public let commitsInline: Bool
     /// While `commitNow` runs (on the backend's queue): the event for this connection is kept
-    /// here instead of being sent, with the states the batch's documents had before it.
-    private(set) var capturing = false
+    /// here instead of being sent.
+    private var capturing = false
     private var captured: BackendEvent?
-    var capturedBefore: [Document?] = []
 
     init(backend: Backend, id: Int, client: BackendClient, deliveryQueue: DispatchQueue, sharesPersistence: Bool = false,
          commitsInline: Bool = false) {
@@ -67,12 +66,12 @@ public final class BackendConnection: @unchecked Sendable {
     public func commitNow(_ batch: MutationBatch) -> InlineCommitOutcome {
         backend.queue.sync {
             capturing = true
-            defer { capturing = false; captured = nil; capturedBefore = [] }
+            defer { capturing = false; captured = nil }
             switch backend.applyCommit(batch.mutations, from: self, batchId: batch.batchId) {
             case .success:
                 // A commit always answers its origin, unless the connection was closed meanwhile.
                 guard let ack = captured else { return .rejected(EmberError(.cancelled, "The connection to the backend was closed.")) }
-                return .acknowledged(ack, before: capturedBefore)
+                return .acknowledged(ack)
             case .failure(let e):
                 return backend.lastCommitNotStored ? .notStored(e) : .rejected(e)
             }

@@ -49,9 +49,7 @@ extension BackendLink {
 /// refused by the backend (a precondition, a limit), or not stored (a full disk, an I/O error:
 /// the batch was not applied, and the writer is told at once).
 public enum InlineCommitOutcome {
-    /// `before`: the state of each document the batch wrote before it (nil: none), one per
-    /// distinct key in the order the batch first names them; empty when not known.
-    case acknowledged(BackendEvent, before: [Document?])
+    case acknowledged(BackendEvent)
     case rejected(EmberError)
     case notStored(EmberError)
 }

@@ -139,15 +139,9 @@ final class LocalStore {
     }
 
     /// Tracks `batch` (the newest) as pending and applies it to the local view. Returns its keys.
-    /// `before`, when given, holds each key's document before the batch (in `keys` order, as the
-    /// backend that just committed it read them), so they are not read again.
-    func applyPending(_ batch: MutationBatch, before: [Document?] = []) -> [DocumentKey] {
+    func applyPending(_ batch: MutationBatch) -> [DocumentKey] {
         let pb = track(batch)
-        if before.count == pb.keys.count {
-            for (i, key) in pb.keys.enumerated() { applyNewestBatch(pb, to: key, base: .some(before[i])) }
-        } else {
-            for key in pb.keys { applyNewestBatch(pb, to: key) }
-        }
+        for key in pb.keys { applyNewestBatch(pb, to: key) }
         return pb.keys
     }
 
@@ -155,8 +149,8 @@ final class LocalStore {
     /// replay of every earlier pending batch is the current local document (an overlay exists
     /// exactly when that replay set `hasLocalMutations`; otherwise the replay left the remote
     /// document as it was), so only `batch`'s mutations need applying on top of it.
-    private func applyNewestBatch(_ pb: PendingBatch, to key: DocumentKey, base: Document?? = nil) {
-        var doc = overlays[key] ?? (base ?? remote.get(key))
+    private func applyNewestBatch(_ pb: PendingBatch, to key: DocumentKey) {
+        var doc = localDocument(key)
         let t = pb.batch.localWriteTime
         guard pb.forEach(on: key, { m in doc = m.applyLocally(to: doc, localWriteTime: t) }) else { return recomputeOverlay(key) }
         storeOverlay(doc, for: key)

@@ -101,44 +101,36 @@ final class SyncEngine: BackendClient {
     ///
     /// When a listener may see the batch, it is applied locally and raised first (as pending
     /// writes, as Firestore's latency compensation), then committed and acknowledged; a refusal
-    /// then rolls it back with the events of a rejected write. When none may, the backend commits
-    /// first and the local view is built on the states it read (nothing is read twice).
+    /// then rolls it back with the events of a rejected write. When none may (no target holds any
+    /// of its documents), it is only committed: a pending state no one can observe (every read
+    /// waits for this worker) is not built.
     private func writeInline(_ mutations: [Mutation], link: BackendConnection, completion: ((EmberError?) -> Void)?) throws -> Int64 {
         let batch = local.unqueuedBatch(mutations, localWriteTime: SyncEngine.now())
-        if mutations.contains(where: { index.touches($0.key) }) {
-            let keys = local.applyPending(batch)
-            refresh(keys)
-            emit()
-            let outcome = link.commitNow(batch)
-            if case .notStored(let e) = outcome {
-                refresh(local.removeUnqueued(batch.batchId))
-                emit()
-                throw e
-            }
-            if let c = completion { writeCallbacks[batch.batchId] = c }
-            switch outcome {
-            case .acknowledged(let ack, _):
-                backend(link, didSend: ack)
-            case .rejected(let e), .notStored(let e):
-                refresh(local.removeUnqueued(batch.batchId))
-                emit()
-                completeBatch(batch.batchId, error: e)
+        if !mutations.contains(where: { index.touches($0.key) }) {
+            switch link.commitNow(batch) {
+            case .notStored(let e): throw e
+            case .rejected(let e): if let c = completion { events.post { c(e) } }
+            case .acknowledged: if let c = completion { events.post { c(nil) } }
             }
             return batch.batchId
         }
-        switch link.commitNow(batch) {
-        case .notStored(let e):
-            throw e
-        case .rejected(let e):
-            if let c = completion { events.post { c(e) } }
-        case .acknowledged(let ack, let before):
-            // Applied locally on the documents as they were before the commit (the backend read
-            // them), raised, then acknowledged.
-            let keys = local.applyPending(batch, before: before)
-            if let c = completion { writeCallbacks[batch.batchId] = c }
-            refresh(keys)
+        let keys = local.applyPending(batch)
+        refresh(keys)
+        emit()
+        let outcome = link.commitNow(batch)
+        if case .notStored(let e) = outcome {
+            refresh(local.removeUnqueued(batch.batchId))
             emit()
+            throw e
+        }
+        if let c = completion { writeCallbacks[batch.batchId] = c }
+        switch outcome {
+        case .acknowledged(let ack):
             backend(link, didSend: ack)
+        case .rejected(let e), .notStored(let e):
+            refresh(local.removeUnqueued(batch.batchId))
+            emit()
+            completeBatch(batch.batchId, error: e)
         }
         return batch.batchId
     }
@@ -151,7 +143,7 @@ final class SyncEngine: BackendClient {
             for b in local.pendingBatches where b.batchId > sentUpTo {
                 sentUpTo = b.batchId
                 switch link.commitNow(b) {
-                case .acknowledged(let ack, _): backend(link, didSend: ack)
+                case .acknowledged(let ack): backend(link, didSend: ack)
                 case .rejected(let e), .notStored(let e): backend(link, didSend: .writeRejected(batchId: b.batchId, error: e))
                 }
             }

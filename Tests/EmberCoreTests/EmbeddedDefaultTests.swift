@@ -95,8 +95,8 @@ final class EmbeddedDefaultTests: XCTestCase {
 
     /// Offline writes are queued in the file, survive a restart, and are committed in order
     /// when the network comes back; each leaves the queue in the transaction that applies it.
-    /// A write no listener watches is committed first and applied locally on the states the
-    /// backend read; one a listener watches is raised first. Both end in the same state.
+    /// A write no listener watches is only committed; one a listener watches is applied and
+    /// raised first. Both end in the same state, and later reads and listens see it.
     func testUnwatchedAndWatchedWritesEndTheSame() throws {
         let c = try open()
         defer { c.close() }
@@ -112,6 +112,11 @@ final class EmbeddedDefaultTests: XCTestCase {
         XCTAssertEqual(try c.getDocument(key("w/a")).document?.data["n"], .int(3))
         XCTAssertEqual(try c.getDocument(key("u/a")).document?.data["n"], .int(5))
         XCTAssertEqual(log.wait(for: 2).last.map(render), "modified a 0 0 [pending]")
+        let later = EventLog()
+        let t2 = try c.record(collection("u"), later)
+        defer { t2.remove() }
+        XCTAssertEqual(later.wait(for: 1).first.map(render)?.hasPrefix("added a -1 0 "), true)
+        XCTAssertEqual(later.snapshots.first?.documents.first?.data["n"], .int(5))
     }
 
     func testOfflineWritesAreQueuedAndSentInOrder() throws {
