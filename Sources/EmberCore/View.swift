@@ -90,7 +90,18 @@ final class View {
         dirtySet.removeAll(keepingCapacity: keep)
         let syncChanged = fromCache != lastFromCache
         if changes.isEmpty && !syncChanged && hasSnapshot { return nil }
-        let indexedChanges = indexed(changes)
+        // Onto an empty list every change is an addition of the window's documents, in order:
+        // their indexes are their positions (the first snapshot of every view, and every one-shot
+        // get, need no sort and no replay).
+        let indexedChanges: [DocumentChange]
+        if emitted.isEmpty && changes.count == window.count && changes.allSatisfy({ $0.kind == .added }) {
+            var out: [DocumentChange] = []
+            out.reserveCapacity(window.count)
+            for (i, d) in window.enumerated() { out.append(DocumentChange(kind: .added, document: d, oldIndex: -1, newIndex: i)) }
+            indexedChanges = out
+        } else {
+            indexedChanges = indexed(changes)
+        }
         emitted = window
         lastFromCache = fromCache
         hasSnapshot = true
