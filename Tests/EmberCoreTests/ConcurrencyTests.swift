@@ -2,6 +2,7 @@
 // and going while writes flow, reads racing writes. Each listener's events must replay exactly and
 // end on the final state.
 import XCTest
+import Foundation
 import EmberModel
 import EmberCore
 
@@ -27,10 +28,28 @@ final class ConcurrencyTests: XCTestCase {
     func testEightWritersWithOneHundredListeners() throws {
         let (client, observer) = twoClients()
         defer { client.close(); observer.close() }
+        try eightWriters(client, observer: observer, listeners: 100, writes: 120)
+    }
+
+    /// The same on the embedded default (a database file): each write committed on the writer's
+    /// thread through the backend's queue, listeners raised before the commit.
+    func testEightWritersOnTheEmbeddedDefault() throws {
+        let dir = NSTemporaryDirectory() + "ember-conc-\(getpid())-\(UInt64.random(in: 0..<UInt64.max))"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let client = try EmberClient(options: EmberOptions(path: dir + "/db.ember"))
+        defer { client.close() }
+        try eightWriters(client, observer: client, listeners: 40, writes: 60)
+    }
+
+    /// 8 threads write (sets, updates, deletes on their own keys) while `listeners` listeners of
+    /// `client` watch; every listener's events replay exactly and end on the backend's state,
+    /// which is what the writers meant (read through `observer`).
+    private func eightWriters(_ client: EmberClient, observer: EmberClient, listeners: Int, writes: Int) throws {
         let qs = queries()
         var logs: [(EventLog, Bool, Query)] = []
         var tokens: [ListenerToken] = []
-        for i in 0..<100 {
+        for i in 0..<listeners {
             let log = EventLog(), metadata = i % 2 == 0, q = qs[i % qs.count]
             tokens.append(try client.record(q, log, metadata: metadata))
             logs.append((log, metadata, q))
@@ -38,7 +57,6 @@ final class ConcurrencyTests: XCTestCase {
         settle(client)
 
         // 8 threads, each on its own keys, with sets, updates and deletes.
-        let writes = 120
         let expected = Box<[String: Int64]>([:])
         let failures = Box(0)
         concurrently(8) { t in
