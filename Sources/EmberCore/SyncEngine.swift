@@ -86,7 +86,10 @@ final class SyncEngine: BackendClient {
         if let c = completion { writeCallbacks[batch.batchId] = c }
         refresh(keys)
         emit()
-        if networkEnabled {
+        if networkEnabled && inlineLink != nil {
+            // Behind batches still queued: all of them go now, in order, on this thread.
+            sendPendingWrites()
+        } else if networkEnabled {
             connection.commit(batch)
             unacknowledged.add(1, ordering: .relaxed)
             sentUpTo = batch.batchId
