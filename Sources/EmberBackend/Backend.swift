@@ -88,6 +88,11 @@ public final class Backend: @unchecked Sendable {
                      authorize: CommitAuthorizer? = nil) -> Result<Int64, EmberError> {
         if origin.sharesPersistence, let b = batchId, b <= appliedBatch {
             // Applied before the client restarted, its acknowledgement lost: acknowledge it now.
+            // A client committing inline leaves the dequeuing to the backend: do it here too
+            // (when it cannot be stored, the batch is acknowledged again at the next start).
+            if origin.commitsInline {
+                try? persistence.runTransaction("dequeue an applied batch") { persistence.mutationQueue.remove(batchId: b) }
+            }
             var seen = Set<DocumentKey>()
             let docs = mutations.filter { seen.insert($0.key).inserted }.map { lookup($0.key) }
             origin.send(.commit(version: lastVersion, documents: docs, ack: b))

@@ -153,6 +153,30 @@ final class EmbeddedDefaultTests: XCTestCase {
         XCTAssertEqual(try c.getDocument(key("c/z")).document?.data["n"], .int(9), "a new queued batch is applied, not taken for an old one")
     }
 
+    /// A file of the earlier layout whose process died between a batch's commit and its
+    /// acknowledgement (the batch still queued, the backend's applied mark past it): the
+    /// embedded default acknowledges it without applying it again and takes it out of the queue.
+    func testBatchAppliedBeforeACrashIsDequeuedNotReapplied() throws {
+        do {
+            let p = try SQLitePersistence(path: path)
+            let inc = Mutation(key: key("c/a"), kind: .patch(MapValue(), mask: []),
+                               transforms: [FieldTransform(path: fp("n"), op: .increment(.int(1)))])
+            try p.runTransaction("crashed") {
+                p.mutationQueue.add(MutationBatch(batchId: 7, localWriteTime: 1, mutations: [inc]))
+                p.backendDocuments.put(doc("c/a", n(1), version: 5))
+                p.setMetadata(PersistenceKey.backendAppliedBatch, 7)
+            }
+            p.close()
+        }
+        do {
+            let c = try open()
+            waitForPendingWrites(c)
+            XCTAssertEqual(try c.getDocument(key("c/a")).document?.data["n"], .int(1), "applied once")
+            c.close()
+        }
+        try inspect { p in XCTAssertTrue(p.mutationQueue.isEmpty) }
+    }
+
     /// A file written with the earlier layout (the cache a second copy in `remote_docs`, indexed
     /// there): opening it as the embedded default drops the copy and rebuilds the indexes from
     /// the backend's table, so indexed queries read the backend's documents.
