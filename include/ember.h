@@ -171,12 +171,16 @@ typedef struct ember_settings {
      *  nothing on disk. */
     const char *path;
     /** With a path: true keeps the client's cache, pending writes and listen targets in the file
-     *  too (durable: pending writes survive a restart); false keeps them in memory (Firestore's
-     *  MemoryCacheSettings; the backend's documents stay in the file). Ignored without a path. */
+     *  too (durable: pending writes survive a restart; without a host, the cache is the
+     *  in-process backend's own table and each online write is committed in one transaction
+     *  before the call returns); false keeps them in memory (Firestore's MemoryCacheSettings;
+     *  the backend's documents stay in the file). Ignored without a path. */
     bool persistence;
     /** Cache size threshold in bytes: >= 1 MiB, or EMBER_CACHE_SIZE_UNLIMITED; 0 = default
      *  (EMBER_CACHE_SIZE_DEFAULT). Least-recently-used documents that no listener and no pending
-     *  write holds are removed when the cache grows past it (durable caches only). */
+     *  write holds are removed when the cache grows past it (durable caches of a server, with
+     *  `host`). Without a host, the file keeps one copy of each document, which is the database
+     *  itself and is never collected. */
     int64_t cache_size_bytes;
     /** The server the documents sync with, as "host:port" ("127.0.0.1:8080", "[::1]:8080"):
      *  `ember serve` or the Firestore emulator, database projects/demo-ember/databases/(default).
