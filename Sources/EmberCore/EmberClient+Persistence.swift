@@ -13,7 +13,9 @@ public struct EmberOptions: Sendable {
     /// the default) or kept in memory (Firestore's MemoryCacheSettings; the backend's documents
     /// stay in the file either way).
     public var persistence: Bool
-    /// The cache's size threshold (default 100 MB, at least 1 MB, or `cacheSizeUnlimited`).
+    /// The cache's size threshold (default 100 MB, at least 1 MB, or `cacheSizeUnlimited`), for
+    /// a durable cache of a server (`documents`); the embedded default keeps one copy of each
+    /// document, the database itself, which is never collected.
     public var cacheSizeBytes: Int64
     /// Durability of each commit: `.normal` survives a killed process, `.full` also a power loss.
     public var synchronous: SQLitePersistence.Synchronous
