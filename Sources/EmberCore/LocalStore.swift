@@ -167,6 +167,18 @@ final class LocalStore {
         return pb
     }
 
+    /// Stores the removals of rejected batches that could not be stored when they were rejected
+    /// (else such a batch stays queued and is sent again at the next start).
+    func storeUnstoredRemovals() {
+        guard !unstoredRemovals.isEmpty else { return }
+        do {
+            try persistence.runTransaction("remove batches") {
+                for id in unstoredRemovals { persistence.mutationQueue.remove(batchId: id) }
+            }
+            unstoredRemovals.removeAll()
+        } catch {}
+    }
+
     /// Drops a batch that was never queued (`unqueuedBatch`) and that the backend refused.
     /// Returns the keys whose local view may change.
     func removeUnqueued(_ batchId: Int64) -> [DocumentKey] {
@@ -194,14 +206,7 @@ final class LocalStore {
         if shared {
             // The backend stored the documents and took the batch out of the queue when it
             // committed it: only removals that failed earlier remain to be stored.
-            if !unstoredRemovals.isEmpty {
-                do {
-                    try persistence.runTransaction("remove batches") {
-                        for id in unstoredRemovals { persistence.mutationQueue.remove(batchId: id) }
-                    }
-                    unstoredRemovals.removeAll()
-                } catch {}
-            }
+            storeUnstoredRemovals()
             var keys = recomputeChanged(docs.map { $0.key }, acknowledging: batchId)
             if let b = batchId { keys += forgetBatch(b) }
             return keys

@@ -108,6 +108,7 @@ final class SyncEngine: BackendClient {
     /// of its documents), it is only committed: a pending state no one can observe (every read
     /// waits for this worker) is not built.
     private func writeInline(_ mutations: [Mutation], link: BackendConnection, completion: ((EmberError?) -> Void)?) throws -> Int64 {
+        local.storeUnstoredRemovals()
         let batch = local.unqueuedBatch(mutations, localWriteTime: SyncEngine.now())
         if !mutations.contains(where: { index.touches($0.key) }) {
             switch link.commitNow(batch) {

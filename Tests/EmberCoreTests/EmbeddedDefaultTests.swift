@@ -201,6 +201,35 @@ final class EmbeddedDefaultTests: XCTestCase {
         XCTAssertEqual(got, ["d0", "d14", "d19", "d24", "d29", "d34", "d39", "d4", "d44", "d49", "d9"])
     }
 
+    /// A file another writer had (an older Ember, which keeps a copy in `remote_docs` and does
+    /// not keep the entries of `backend_docs`) is recognised by its stale copy: the indexes are
+    /// rebuilt even though `index.table` already names the backend's table.
+    func testStaleCopyRebuildsTheIndexes() throws {
+        let json = #"{"indexes":[{"collectionGroup":"c","queryScope":"COLLECTION","fields":[{"fieldPath":"g","order":"ASCENDING"}]}]}"#
+        do {
+            let c = try open()
+            try c.setIndexConfiguration(json: json)
+            XCTAssertNil(writeAndWait(c, [setM("c/a", ["g": .int(1)])]))
+            c.close()
+        }
+        do {
+            // What the other writer left: rows the entries do not describe, a copy, the old mark.
+            let p = try SQLitePersistence(path: path)
+            try p.runTransaction("older writer") {
+                p.backendDocuments.put(doc("c/b", ["g": .int(1)], version: 10))
+                p.remoteDocuments.put(doc("c/b", ["g": .int(1)], version: 10))
+                p.setMetadata("index.table", 1)
+            }
+            p.close()
+        }
+        let c = try open()
+        defer { c.close() }
+        try c.disableNetwork()
+        let q = try collection("c").filter(.field(FieldFilter(field: fp("g"), op: .equal, value: .int(1))))
+        XCTAssertEqual(try c.getDocuments(q, source: .cache).documents.map { $0.key.id }, ["a", "b"])
+        XCTAssertNotNil(c.lastIndexRead?.usedIndex)
+    }
+
     /// A client of another backend (a server) keeps its own cache in `remote_docs`; opening the
     /// same file as the embedded default and back rebuilds the indexes each time.
     func testSwitchingBetweenLayoutsKeepsIndexesRight() throws {

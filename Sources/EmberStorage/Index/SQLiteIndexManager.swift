@@ -191,7 +191,14 @@ final class SQLiteIndexManager: IndexManager {
             if scanned > SQLiteIndexManager.autoCreationRelativeCost * returned,
                let def = IndexPlan.definition(for: group, conjuncts),
                !(byGroup[group] ?? []).contains(where: { $0.def == def }) {
-                try add(def, auto: true, in: db)
+                // One transaction: an index is either whole or absent (a crash in the middle of
+                // its fill would otherwise leave it missing documents, and queries it serves
+                // would miss them). Advisory: when it cannot be stored, no index is made.
+                do {
+                    try persistence.runTransaction("auto-create index") { try add(def, auto: true, in: db) }
+                } catch {
+                    try loadConfiguration(db)
+                }
             }
         }
         return docs

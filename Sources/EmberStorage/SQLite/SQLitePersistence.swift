@@ -164,7 +164,9 @@ public final class SQLitePersistence: Persistence {
             if staleCopy {
                 try db.exec("DELETE FROM remote_docs; DELETE FROM collections WHERE tbl = 'remote_docs'; UPDATE targets SET resume_token = NULL")
             }
-            if have != want { try _indexes.rebuildEntries(in: db) }
+            // A stale copy also means another writer (an older Ember) had the file: its index
+            // entries may not follow the table either.
+            try _indexes.rebuildEntries(in: db)
         }
     }
 
