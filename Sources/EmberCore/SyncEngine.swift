@@ -118,25 +118,27 @@ final class SyncEngine: BackendClient {
             }
             return batch.batchId
         }
-        let keys = local.applyPending(batch)
-        refresh(keys)
+        refresh(local.applyPending(batch))
         emit()
-        let outcome = link.commitNow(batch)
-        if case .notStored(let e) = outcome {
-            refresh(local.removeUnqueued(batch.batchId))
-            emit()
+        switch link.commitNow(batch) {
+        case .acknowledged(let ack):
+            if let c = completion { writeCallbacks[batch.batchId] = c }
+            backend(link, didSend: ack)
+        case .rejected(let e):
+            rollBackUnqueued(batch)
+            if let c = completion { events.post { c(e) } }
+        case .notStored(let e):
+            rollBackUnqueued(batch)
             throw e
         }
-        if let c = completion { writeCallbacks[batch.batchId] = c }
-        switch outcome {
-        case .acknowledged(let ack):
-            backend(link, didSend: ack)
-        case .rejected(let e), .notStored(let e):
-            refresh(local.removeUnqueued(batch.batchId))
-            emit()
-            completeBatch(batch.batchId, error: e)
-        }
         return batch.batchId
+    }
+
+    /// Takes back the local view of an inline batch the backend refused (the events of a
+    /// rejected write).
+    private func rollBackUnqueued(_ batch: MutationBatch) {
+        refresh(local.removeUnqueued(batch.batchId))
+        emit()
     }
 
     private func sendPendingWrites() {
