@@ -34,9 +34,8 @@ final class ConcurrencyTests: XCTestCase {
     /// The same on the embedded default (a database file): each write committed on the writer's
     /// thread through the backend's queue, listeners raised before the commit.
     func testEightWritersOnTheEmbeddedDefault() throws {
-        let dir = NSTemporaryDirectory() + "ember-conc-\(getpid())-\(UInt64.random(in: 0..<UInt64.max))"
-        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let dir = makeTemporaryDirectory("conc")
+        defer { removeTemporaryDirectory(dir) }
         let client = try EmberClient(options: EmberOptions(path: dir + "/db.ember"))
         defer { client.close() }
         try eightWriters(client, observer: client, listeners: 40, writes: 60)

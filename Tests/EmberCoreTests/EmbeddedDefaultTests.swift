@@ -13,11 +13,8 @@ final class EmbeddedDefaultTests: XCTestCase {
     var dir: String!
     var path: String { dir + "/db.ember" }
 
-    override func setUp() {
-        dir = NSTemporaryDirectory() + "ember-embedded-\(getpid())-\(UInt64.random(in: 0..<UInt64.max))"
-        try! FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-    }
-    override func tearDown() { try? FileManager.default.removeItem(atPath: dir) }
+    override func setUp() { dir = makeTemporaryDirectory("embedded") }
+    override func tearDown() { removeTemporaryDirectory(dir) }
 
     func open(online: Bool = true) throws -> EmberClient {
         var o = EmberOptions(path: path)

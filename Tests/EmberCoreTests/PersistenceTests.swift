@@ -10,11 +10,8 @@ import EmberBackend
 final class PersistenceTests: XCTestCase {
     var dir: String!
 
-    override func setUp() {
-        dir = NSTemporaryDirectory() + "ember-core-\(getpid())-\(UInt64.random(in: 0..<UInt64.max))"
-        try! FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-    }
-    override func tearDown() { try? FileManager.default.removeItem(atPath: dir) }
+    override func setUp() { dir = makeTemporaryDirectory("core") }
+    override func tearDown() { removeTemporaryDirectory(dir) }
 
     /// The embedded default on `dir`/db.ember; with `documents`, a client of that backend
     /// instead (its cache in the file, bounded and collected, as a client of a server).

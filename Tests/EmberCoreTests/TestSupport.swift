@@ -123,6 +123,16 @@ func waitForPendingWrites(_ client: EmberClient, file: StaticString = #filePath,
     if !sem.wait(seconds: 30) { XCTFail("pending writes never completed", file: file, line: line) }
 }
 
+/// A new directory for one test's database files, `ember-<label>-<pid>-<random>` under the
+/// system's temporary directory; `removeTemporaryDirectory` deletes it with its contents.
+func makeTemporaryDirectory(_ label: String) -> String {
+    let dir = NSTemporaryDirectory() + "ember-\(label)-\(getpid())-\(UInt64.random(in: 0..<UInt64.max))"
+    try! FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+    return dir
+}
+
+func removeTemporaryDirectory(_ dir: String) { try? FileManager.default.removeItem(atPath: dir) }
+
 /// A value shared between threads, behind a lock.
 final class Box<T>: @unchecked Sendable {
     private let lock = Lock()

@@ -12,11 +12,8 @@ final class TreePersistenceTests: XCTestCase {
     var dir: String!
     var file: String { dir + "/db.ember" }
 
-    override func setUp() {
-        dir = NSTemporaryDirectory() + "ember-tree-\(getpid())-\(UInt64.random(in: 0..<UInt64.max))"
-        try! FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-    }
-    override func tearDown() { try? FileManager.default.removeItem(atPath: dir) }
+    override func setUp() { dir = makeTemporaryDirectory("tree") }
+    override func tearDown() { removeTemporaryDirectory(dir) }
 
     func open(network: Bool = true, persistence: Bool = true) throws -> EmberClient {
         var o = EmberOptions(path: file, persistence: persistence)
