@@ -79,9 +79,27 @@ public final class BackendConnection: @unchecked Sendable {
     }
 
     /// Commits a transaction's writes (with their preconditions) outside the write queue.
+    ///
+    /// For a `commitsInline` connection the commit runs on the client's delivery queue, after
+    /// what is queued there, and the client handles the commit's event before anything else runs
+    /// on that queue: the client's cache is the backend's table, so otherwise a read made between
+    /// the commit and its event (an inline write's local view) could show some of the
+    /// transaction's documents new and others old.
     public func commitTransaction(_ mutations: [Mutation], completion: @escaping (Result<Int64, EmberError>) -> Void) {
-        backend.queue.async { [self, backend = self.backend] in
-            reply(backend.applyCommit(mutations, from: self, batchId: nil), completion)
+        guard commitsInline else {
+            backend.queue.async { [self, backend = self.backend] in
+                reply(backend.applyCommit(mutations, from: self, batchId: nil), completion)
+            }
+            return
+        }
+        deliveryQueue.async { [self, backend = self.backend] in
+            let (result, event): (Result<Int64, EmberError>, BackendEvent?) = backend.queue.sync {
+                capturing = true
+                defer { capturing = false; captured = nil }
+                return (backend.applyCommit(mutations, from: self, batchId: nil), captured)
+            }
+            if let event, let client { client.backend(self, didSend: event) }
+            completion(result)
         }
     }
 

@@ -1,7 +1,7 @@
 import XCTest
 import Foundation
 import EmberModel
-import EmberCore
+@testable import EmberCore
 import EmberStorage
 import EmberBackend
 
@@ -253,5 +253,45 @@ final class EmbeddedDefaultTests: XCTestCase {
         let q = try collection("c").filter(.field(FieldFilter(field: fp("g"), op: .equal, value: .int(1))))
         XCTAssertEqual(try c.getDocuments(q, source: .cache).documents.count, 10)
         XCTAssertNotNil(c.lastIndexRead?.usedIndex)
+    }
+    /// A transaction's documents change together in every snapshot, even with an inline write
+    /// to one of them handed to the worker before the transaction commits: the commit and its
+    /// event are one step of the worker, after the write, so no local view is built on the
+    /// transaction's rows before the client heard of them.
+    func testTransactionIsNeverSeenHalfApplied() throws {
+        let c = try open()
+        defer { c.close() }
+        XCTAssertNil(writeAndWait(c, [setM("c/x", ["v": .int(0), "w": .int(0)]), setM("c/y", ["v": .int(0)])]))
+        let log = EventLog()
+        let t = try c.record(collection("c"), log, metadata: true)
+        defer { t.remove() }
+        log.wait(for: 1)
+        let held = Semaphore(), release = Semaphore(), written = Semaphore()
+        try c.runTransaction { tx in
+            _ = try tx.get(key("c/x"))
+            tx.write(updateM("c/x", ["v": .int(1)]))
+            tx.write(setM("c/y", ["v": .int(1)]))
+            // Hold the worker, hand it a write of x, then let the transaction commit.
+            c.worker.async { held.signal(); release.wait() }
+            held.wait()
+            Thread.detachNewThread {
+                try? c.write([updateM("c/x", ["w": .int(1)])])
+                written.signal()
+            }
+            usleep(50_000)   // the write is waiting on the worker
+            DispatchQueue.global().asyncAfter(deadline: .now() + 0.1) {
+                c.backend.flush()   // without the inline commit: the rows changed, the event waits
+                release.signal()
+            }
+        }
+        XCTAssertTrue(written.wait(seconds: 10))
+        drainLocal(c)
+        let torn = log.snapshots.compactMap { s -> String? in
+            let v = Dictionary(uniqueKeysWithValues: s.documents.map { ($0.key.id, $0.data["v"]) })
+            return v["x"] == v["y"] ? nil : "x.v=\(String(describing: v["x"])) y.v=\(String(describing: v["y"]))"
+        }
+        XCTAssertEqual(torn, [])
+        let last = try XCTUnwrap(log.snapshots.last)
+        XCTAssertEqual(last.documents.map { $0.data }, [MapValue(["v": .int(1), "w": .int(1)]), MapValue(["v": .int(1)])])
     }
 }
