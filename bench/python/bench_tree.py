@@ -68,8 +68,8 @@ def bench_window(db):
     scores = db.reference("scores")
     chunk = 5_000
     for start in range(0, N_CHILDREN, chunk):
-        scores.update({f"c{i:06}": {"score": i, "name": f"user{i}"} for i in range(start, min(N_CHILDREN, start + chunk))})
-    db.wait_for_pending_writes()
+        last = scores.update({f"c{i:06}": {"score": i, "name": f"user{i}"} for i in range(start, min(N_CHILDREN, start + chunk))})
+    last.wait(60)   # tree writes are acknowledged in order: the last one means every one
     q = scores.order_by_child("score").limit_to_last(100)
     box = {"t": 0, "n": 0}
     ev = threading.Event()

@@ -2,7 +2,8 @@ import EmberModel
 import EmberStorage
 
 /// Responsible for: the backend's index of one node's children in one order (Firebase's
-/// `.indexOn`, built on the first limited query at that node and kept while the backend runs):
+/// `.indexOn`, built on the second limited query in its order at that node (`ChildSelection`
+/// answers the first) and kept while the backend runs):
 /// the children sorted by (sort value, key), updated in O(log n) when a write changes one child,
 /// so a limited query's window is read from one end without touching the other children.
 /// Backend queue only.
@@ -76,7 +77,7 @@ final class BackendChildIndex {
     /// The best 2 x limit children of `query`'s range from its limit's end, ascending, and
     /// whether in-range children were left out (all of them worse than those given).
     func window(_ query: TreeQuery) -> TreeWindow {
-        let n = 2 * (query.limit ?? Int.max / 2)
+        let n = query.windowSize
         var out: [ChildEntry] = []
         var truncated = false
         let body: (ChildEntry) -> Bool = { e in

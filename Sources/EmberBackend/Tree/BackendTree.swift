@@ -15,8 +15,13 @@ final class BackendTree {
     private var listens = PathTrie<[Int: Int]>()
     var connections: [Int: TreeConnection] = [:]
     private var nextConnectionId = 1
-    /// Child indexes per node and order, built by the first limited query there.
+    /// Child indexes per node and order, built by the second limited query there.
     private var indexes = PathTrie<[TreeIndex: BackendChildIndex]>()
+    /// The nodes and orders whose first limited query was answered without an index.
+    private var selected = Set<IndexedNode>()
+    private struct IndexedNode: Hashable { let path: TreePath; let index: TreeIndex }
+    /// Limited queries' first windows answered (tests).
+    private(set) var windowCount = 0
     /// The highest write of a client sharing this durable store that was applied (see
     /// `PersistenceKey.backendAppliedTreeWrite`).
     private var appliedWrite: Int64 = 0
@@ -42,17 +47,21 @@ final class BackendTree {
     }
 
     /// The first window of a limited query at `path` (whose node is `node`), from the child
-    /// index of its order (built now when missing). Nil for a query without a limit.
+    /// index of its order. Without one, the first limited query in that order at that node is
+    /// answered by a pass over the children (`ChildSelection`: a fraction of a sort's cost) and
+    /// the next one builds the index. Nil for a query without a limit.
     func window(_ path: TreePath, _ query: TreeQuery, node: TreeValue) -> TreeWindow? {
         guard query.isLimited else { return nil }
+        windowCount += 1
         var m = indexes[path] ?? [:]
-        let idx: BackendChildIndex
-        if let i = m[query.index] { idx = i } else {
-            idx = BackendChildIndex(index: query.index, node: node)
+        if let i = m[query.index] { return i.window(query) }
+        guard selected.insert(IndexedNode(path: path, index: query.index)).inserted else {
+            let idx = BackendChildIndex(index: query.index, node: node)
             m[query.index] = idx
             indexes[path] = m
+            return idx.window(query)
         }
-        return idx.window(query)
+        return ChildSelection.window(query, node: node)
     }
 
     /// Number of child indexes (tests).

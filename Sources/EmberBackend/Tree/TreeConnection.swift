@@ -91,6 +91,10 @@ extension Backend {
     /// Number of child indexes the tree keeps (tests and diagnostics; blocking).
     public var treeIndexCount: Int { queue.sync { tree.indexCount } }
 
+    /// Number of limited queries' first windows the tree has answered (tests and diagnostics;
+    /// blocking).
+    public var treeWindowCount: Int { queue.sync { tree.windowCount } }
+
     /// The tree's node at `path` (blocking; tests and tools).
     public func readTree(_ path: TreePath) -> TreeValue { queue.sync { tree.store.read(path) } }
 }

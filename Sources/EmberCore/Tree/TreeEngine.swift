@@ -201,7 +201,9 @@ final class TreeEngine: TreeBackendClient {
             var acked: [TreeWriteOp] = []
             if let a = ack, let w = untrack(a) {
                 done = w
-                for op in w.ops where !paths.contains(op.path) { paths.append(op.path) }
+                // A set, not `paths.contains`: an update of n children is n ops on both sides.
+                var seen = Set(paths)
+                for op in w.ops where seen.insert(op.path).inserted { paths.append(op.path) }
                 acked = listenedParts(of: w.ops)
                 if !ops.isEmpty && !acked.isEmpty {
                     // Where the backend sent an op at the same path (it listened there), that op

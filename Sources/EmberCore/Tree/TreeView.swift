@@ -128,26 +128,10 @@ final class TreeView {
         sortValues = [:]
         cut = nil
         guard case .object(let o) = node else { children = OrderedChildren(); return }
-        if partial, let n = query.limit, o.count > 4 * n {
+        if partial, let n = query.limit, n < o.count / 4 {
             // The best 2 x limit children, without building an entry for the many that lose
             // against the worst kept one on their sort value alone.
-            var heap = BoundedHeap(capacity: 2 * n, keepLargest: query.limitType == .last)
-            let hasRange = query.hasRange
-            let dict = o.children
-            var single: String? = nil
-            if case .child(let p) = index, p.count == 1 { single = p.segments[0] }
-            for (k, v) in dict {
-                let sv: TreeValue
-                if let seg = single {
-                    if case .object(let co) = v { sv = co.children[seg] ?? .null } else { sv = .null }
-                } else {
-                    sv = index.sortValue(of: v)
-                }
-                if heap.rejects(sv) { continue }
-                let e = ChildEntry(key: k, sortValue: sv)
-                if hasRange && !query.contains(e) { continue }
-                heap.offer(e)
-            }
+            let heap = query.bestChildren(query.windowSize, of: o)
             if heap.rejected { cut = heap.worst }
             children = OrderedChildren(heap.items)
             for e in heap.items { sortValues[e.key] = e.sortValue }
@@ -290,68 +274,6 @@ final class TreeView {
             if let oldLo = oldEdge {
                 collect(from: oldLo, inclusive: true, while: { e in newEdge.map { ChildEntry.compare(e, $0) < 0 } ?? true }, into: &removed)
             }
-        }
-    }
-}
-
-/// Responsible for: keeping the best `capacity` entries of a stream (a binary heap with the
-/// worst kept entry on top), for a limited view's first window.
-struct BoundedHeap {
-    let capacity: Int
-    /// Best means largest (limitToLast) or smallest (limitToFirst).
-    let keepLargest: Bool
-    private(set) var items: [ChildEntry] = []
-    /// Whether some entry was dropped (then everything dropped is worse than `worst`).
-    private(set) var rejected = false
-
-    init(capacity: Int, keepLargest: Bool) {
-        self.capacity = capacity
-        self.keepLargest = keepLargest
-        items.reserveCapacity(capacity)
-    }
-
-    var worst: ChildEntry? { items.first }
-
-    @inline(__always)
-    private func worse(_ a: ChildEntry, _ b: ChildEntry) -> Bool {
-        let c = ChildEntry.compare(a, b)
-        return keepLargest ? c < 0 : c > 0
-    }
-
-    /// True (and counted as dropped) when a child with sort value `sv` is worse than the worst
-    /// kept one whatever its key.
-    @inline(__always)
-    mutating func rejects(_ sv: TreeValue) -> Bool {
-        guard items.count == capacity else { return false }
-        let c = TreeValue.compareIndexed(sv, items[0].sortValue)
-        if keepLargest ? c < 0 : c > 0 { rejected = true; return true }
-        return false
-    }
-
-    mutating func offer(_ e: ChildEntry) {
-        if items.count < capacity {
-            items.append(e)
-            var i = items.count - 1
-            while i > 0 {
-                let p = (i - 1) / 2
-                guard worse(items[i], items[p]) else { break }
-                items.swapAt(i, p)
-                i = p
-            }
-            return
-        }
-        rejected = true
-        guard worse(items[0], e) else { return }
-        items[0] = e
-        var i = 0
-        while true {
-            let l = 2 * i + 1, r = l + 1
-            var m = i
-            if l < items.count && worse(items[l], items[m]) { m = l }
-            if r < items.count && worse(items[r], items[m]) { m = r }
-            if m == i { break }
-            items.swapAt(i, m)
-            i = m
         }
     }
 }

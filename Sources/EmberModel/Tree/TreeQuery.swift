@@ -37,6 +37,9 @@ public struct TreeQuery: Hashable, Sendable, CustomStringConvertible {
     public var isDefault: Bool { orderBy == nil && start == nil && end == nil && limit == nil }
     /// Whether children come in a window of a fixed size.
     public var isLimited: Bool { limit != nil }
+    /// How many children a limited query's first window holds: 2 x limit (saturating; unlimited
+    /// without a limit).
+    public var windowSize: Int { limit.map { $0 > Int.max / 2 ? Int.max : 2 * $0 } ?? Int.max }
     public var hasRange: Bool { start != nil || end != nil }
 
     // MARK: building (each step validates as Firebase does)

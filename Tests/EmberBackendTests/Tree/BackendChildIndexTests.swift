@@ -77,6 +77,12 @@ final class BackendChildIndexTests: XCTestCase {
         XCTAssertEqual(node.childCount, 50)
         XCTAssertEqual(windows.first?.entries.map { $0.key }, ["k44", "k45", "k46", "k47", "k48", "k49"])
         XCTAssertEqual(windows.first?.truncated, true)
+        XCTAssertEqual(backend.treeIndexCount, 0, "the first window comes from a pass over the children")
+        // The second limited listen in that order builds the index.
+        conn.listen(p("posts"), windows: [q])
+        backend.flush(); queue.sync {}
+        guard case .listenResult(_, _, let w1)? = client.events.last else { return XCTFail("no listen result") }
+        XCTAssertEqual(w1.first?.entries.map { $0.key }, ["k44", "k45", "k46", "k47", "k48", "k49"])
         XCTAssertEqual(backend.treeIndexCount, 1)
         // A write under the node updates the index; the next listen's window shows it.
         conn.write(id: 2, [TreeWriteOp(path: p("posts/k0/score"), value: .int(100))])
