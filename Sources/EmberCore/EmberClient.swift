@@ -24,6 +24,9 @@ public final class EmberClient: @unchecked Sendable {
     /// Writes handed to the worker without waiting (memory cache only), under `stateLock`:
     /// waiting now, and in all (for tests).
     private var queuedWrites = 0
+    private typealias HandedOverWrite = (mutations: [Mutation], completion: ((EmberError?) -> Void)?)
+    /// Writes handed to the worker and not yet taken by `applyHandedOver` (under `stateLock`).
+    private var handedOver: [HandedOverWrite] = []
     private var handedOverWrites = 0
     var writesHandedOver: Int { stateLock.withLock { handedOverWrites } }
     /// Stores this client opened itself and closes with it (the durable file, see `init(options:)`).
@@ -118,15 +121,28 @@ public final class EmberClient: @unchecked Sendable {
             else { return false }
             queuedWrites += 1
             handedOverWrites += 1
-            worker.async { [self] in
-                stateLock.withLock { queuedWrites -= 1 }
-                do { _ = try engine.write(mutations, completion: completion) } catch {
-                    // Memory caches only (never a durable queue): cannot fail to store.
-                    let e = EmberError.storage(error)
-                    if let c = completion { events.post { c(e) } }
-                }
-            }
+            // One block on the worker applies every write handed over until it runs (a burst of
+            // writes costs one dispatch, not one each); it is queued with the first of them, so
+            // it runs before any later call's work.
+            handedOver.append((mutations, completion))
+            if handedOver.count == 1 { worker.async { [self] in applyHandedOver() } }
             return true
+        }
+    }
+
+    /// Worker: applies the writes handed over so far, in order.
+    private func applyHandedOver() {
+        var writes: [HandedOverWrite] = []
+        stateLock.withLock {
+            swap(&writes, &handedOver)
+            queuedWrites -= writes.count
+        }
+        for w in writes {
+            do { _ = try engine.write(w.mutations, completion: w.completion) } catch {
+                // Memory caches only (never a durable queue): cannot fail to store.
+                let e = EmberError.storage(error)
+                if let c = w.completion { events.post { c(e) } }
+            }
         }
     }
 

@@ -134,6 +134,20 @@ final class ValueCodecTests: XCTestCase {
         XCTAssertThrowsError(try ValueMessagePack.decode(equivalent)) { e in
             XCTAssertTrue((e as? EmberError)?.message.contains("duplicate key") == true, "\(e)")
         }
+        // Small maps in random orders (the sorted-in-place path) equal the dictionary's result.
+        let pool = ["", "a", "ab", "abc", "b", "B", "a b", "~", "0", "zz", "aa", "a\u{7F}"]
+        for _ in 0..<300 {
+            let keys = Array(pool.shuffled().prefix(Int.random(in: 0...pool.count)))
+            var bytes: [UInt8] = [0x80 | UInt8(keys.count)]
+            var dict: [String: Value] = [:]
+            for (j, k) in keys.enumerated() {
+                bytes += str(k)
+                if j % 3 == 2 { bytes += [0x81] + str("n") + [UInt8(j)]; dict[k] = .map(MapValue(["n": .int(Int64(j))])) } else { bytes += [UInt8(j)]; dict[k] = .int(Int64(j)) }
+            }
+            guard case .map(let m) = try ValueMessagePack.decode(bytes) else { return XCTFail("not a map") }
+            XCTAssertEqual(m.entries.map { $0.key }, dict.keys.sorted { compareUTF8($0, $1) < 0 })
+            XCTAssertTrue(Value.map(m) == .map(MapValue(dict)), "\(keys)")
+        }
         let badLater = [0x82] + str("b") + [1] + str("a") + [0xC1]
         XCTAssertThrowsError(try ValueMessagePack.decode(badLater)) { e in
             XCTAssertEqual((e as? EmberError)?.message, "Invalid MessagePack at byte 7: unused type byte 0xc1.")

@@ -1,3 +1,8 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 /// Responsible for: values as MessagePack, exact in both directions. Ints are int64 (any
 /// MessagePack int family; a uint64 above Int64.max is an error), floats are doubles (float32 is
 /// widened), str is string, bin is bytes, and three extension types carry the rest:
@@ -296,10 +301,12 @@ struct MPReader {
         // sort the decoded entries once instead of decoding the map a second time through a
         // dictionary. Errors are those of the dictionary path: when the keys were out of order
         // and decoding fails, or a key repeats, that path runs from the start and throws.
+        let start = i
+        if n > 1 && n <= 16, let v = try? smallASCIIMap(n, depth) { return v }
+        i = start
         var entries: [(key: String, value: Value)] = []
         entries.reserveCapacity(n)
         var ascending = true
-        let start = i
         do {
             for _ in 0..<n {
                 let k = try key(depth: depth + 1)
@@ -332,6 +339,48 @@ struct MPReader {
         }
         guard case .string(let k) = try value(depth: depth) else { throw error("map keys must be strings") }
         return k
+    }
+
+    /// A map of 2 to 16 entries with ASCII keys in any order (what C and Python callers send):
+    /// sorted by its keys' bytes where they lie in the input, so no comparison builds or walks a
+    /// String, and each key becomes a String once. Nil (or an error) leaves the map to the
+    /// general path, which gives the errors: a key that is not ASCII, or that repeats.
+    private mutating func smallASCIIMap(_ n: Int, _ depth: Int) throws -> Value? {
+        let sorted = try withUnsafeTemporaryAllocation(of: UnsafeBufferPointer<UInt8>.self, capacity: n) { keys -> [(key: String, value: Value)]? in
+            var entries: [(key: String, value: Value)] = []
+            entries.reserveCapacity(n)
+            for j in 0..<n {
+                let k = try keyBytes()
+                for x in k where x >= 0x80 { return nil }
+                keys[j] = k
+                entries.append((key: "", value: try value(depth: depth + 1)))
+            }
+            let unique = entries.withUnsafeMutableBufferPointer { e -> Bool in
+                for j in 1..<n {
+                    var k = j
+                    while k > 0 {
+                        let c = MPReader.compareBytes(keys[k - 1], keys[k])
+                        if c == 0 { return false }
+                        if c < 0 { break }
+                        keys.swapAt(k - 1, k)
+                        e.swapAt(k - 1, k)
+                        k -= 1
+                    }
+                }
+                for j in 0..<n { e[j].key = String(decoding: keys[j], as: UTF8.self) }
+                return true
+            }
+            return unique ? entries : nil
+        }
+        return sorted.map { .map(MapValue(sortedEntries: $0)) }
+    }
+
+    @inline(__always)
+    static func compareBytes(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> Int {
+        let n = Swift.min(a.count, b.count)
+        let c = n == 0 ? 0 : memcmp(a.baseAddress!, b.baseAddress!, n)
+        if c != 0 { return c < 0 ? -1 : 1 }
+        return a.count < b.count ? -1 : (a.count > b.count ? 1 : 0)
     }
 
     /// Sorts by UTF-8 key (insertion sort for the few fields of a typical document); false when
