@@ -459,10 +459,9 @@ final class SyncEngine: BackendClient {
         if !online && source == .server {
             return completion(.failure(EmberError(.unavailable, "Failed to get documents from server: the client is offline.")))
         }
-        let view = View(query: query)
-        view.reset(local.execute(query))
-        if !online { return completion(.success(view.takeSnapshot(fromCache: true)!)) }
-        let known = view.matchedKeys
+        let cached = local.execute(query)
+        if !online { return completion(.success(View.snapshot(of: query, cached, fromCache: true, readTime: 0))) }
+        let known = cached.map { $0.key }
         connection.fetchQuery(query, knownKeys: known) { [self] result in
             let fetched: FetchedQuery
             switch result {
@@ -474,10 +473,8 @@ final class SyncEngine: BackendClient {
             emit()
             // Only the documents the backend sent and those with local writes can have changed
             // whether they match since the local run: no second scan of the collection.
-            let fresh = View(query: query)
-            fresh.reset(local.execute(query, among: known + docs.map { $0.key } + resolved.map { $0.key }))
-            fresh.readTime = version
-            completion(.success(fresh.takeSnapshot(fromCache: false)!))
+            let fresh = local.execute(query, among: known + docs.map { $0.key } + resolved.map { $0.key })
+            completion(.success(View.snapshot(of: query, fresh, fromCache: false, readTime: version)))
         }
     }
 

@@ -31,6 +31,30 @@ final class View {
     var isLimited: Bool { query.limit != nil }
     var matchedKeys: [DocumentKey] { matches.sorted.map { $0.key } }
 
+    /// A one-shot read's snapshot of `docs` (the query's local result, every one matching): what
+    /// a new view's first snapshot would be, without the bookkeeping a live view keeps for the
+    /// next one (dirty keys, the emitted documents by key, the documents by key).
+    static func snapshot(of query: Query, _ docs: [Document], fromCache: Bool, readTime: Int64) -> ViewSnapshot {
+        let orderBy = query.normalizedOrderBy
+        let all = DocumentList(docs.sorted { Query.compare($0, $1, orderBy: orderBy) < 0 })
+        let window: DocumentList
+        if let n = query.limit, n < all.count {
+            window = query.limitType == .first ? all.prefix(count: n) : all.suffix(count: n)
+        } else {
+            window = all
+        }
+        var changes: [DocumentChange] = []
+        changes.reserveCapacity(window.count)
+        var pending = false
+        for (i, d) in window.enumerated() {
+            changes.append(DocumentChange(kind: .added, document: d, oldIndex: -1, newIndex: i))
+            if d.hasLocalMutations { pending = true }
+        }
+        // A new view's last state was "from cache": only a server result changes the sync state.
+        return ViewSnapshot(query: query, documents: window, changes: changes, isFromCache: fromCache,
+                            hasPendingWrites: pending, syncStateChanged: !fromCache, readTime: readTime)
+    }
+
     /// Loads the initial local result.
     func reset(_ docs: [Document]) {
         matches.replaceAll(docs)

@@ -18,6 +18,32 @@ final class ViewTests: XCTestCase {
         XCTAssertFalse(s.hasPendingWrites)
     }
 
+    /// A one-shot read's snapshot is exactly a new view's first snapshot: documents, changes and
+    /// their indexes, pending writes, sync state; with and without limits (first and last).
+    func testOneShotSnapshotEqualsANewViewsFirst() throws {
+        for round in 0..<200 {
+            let count = Int.random(in: 0..<30)
+            let docs = (0..<count).map { i in doc("c/d\(i)", n(Int64.random(in: 0..<8)), local: Int.random(in: 0..<5) == 0) }.shuffled()
+            var q = ordered("c", descending: Bool.random())
+            switch Int.random(in: 0..<3) {
+            case 0: q = try q.limit(Int.random(in: 1..<10), type: .first)
+            case 1: q = try q.limit(Int.random(in: 1..<10), type: .last)
+            default: break
+            }
+            for fromCache in [true, false] {
+                let v = View(query: q)
+                v.reset(docs)
+                let live = take(v, fromCache: fromCache)!
+                let once = View.snapshot(of: q, docs, fromCache: fromCache, readTime: 0)
+                XCTAssertEqual(summary(once), summary(live), "round \(round)")
+                XCTAssertEqual(ids(once), ids(live), "round \(round)")
+                XCTAssertEqual(once.hasPendingWrites, live.hasPendingWrites, "round \(round)")
+                XCTAssertEqual(once.syncStateChanged, live.syncStateChanged, "round \(round)")
+                XCTAssertEqual(once.isFromCache, live.isFromCache)
+            }
+        }
+    }
+
     func testEmptyFirstSnapshotIsTakenOnceThenOnlyChangesAreSnapshots() {
         let v = View(query: collection("c"))
         v.reset([])
