@@ -205,6 +205,21 @@ final class SQLiteStatement {
     @inline(__always)
     func rewind() { sqlite3_reset(p) }
 
+    /// Binds UTF-8 text SQLite does not copy: it must stay valid while the statement runs, and
+    /// the parameter must be bound again before the statement runs after that (as every
+    /// statement here is: all parameters are bound for each use).
+    func bindStatic(_ i: Int32, text u: UnsafeBufferPointer<UInt8>) {
+        // A zero-length text still needs a non-NULL pointer to be text rather than NULL.
+        let base = u.baseAddress.map { UnsafeRawPointer($0) } ?? UnsafeRawPointer(SQLiteStatement.emptyText)
+        _ = sqlite3_bind_text(p, i, base.assumingMemoryBound(to: CChar.self), Int32(u.count), nil)
+    }
+
+    private static let emptyText: UnsafeMutablePointer<UInt8> = {
+        let p = UnsafeMutablePointer<UInt8>.allocate(capacity: 1)
+        p.initialize(to: 0)
+        return p
+    }()
+
     func bind(_ i: Int32, _ s: String) {
         var s = s
         s.withUTF8 { u in

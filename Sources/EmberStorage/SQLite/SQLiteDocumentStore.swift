@@ -72,10 +72,18 @@ final class SQLiteDocumentStore: DocumentStore {
         persistence.access(nil) { db in
             let st = try db.statement(sqlGet)
             defer { st.rewind() }
-            st.bind(1, SQLiteDocumentStore.parent(key))
-            st.bind(2, key.id)
-            var cache: [String: ResourcePath] = [:]
-            return try st.step() ? try row(st, parentPath: key.collectionPath, cache: &cache) : nil
+            // The key's text is bound without a copy, for the time of the step.
+            var parent = SQLiteDocumentStore.parent(key), id = key.id
+            return try parent.withUTF8 { p in
+                try id.withUTF8 { i in
+                    st.bindStatic(1, text: p)
+                    st.bindStatic(2, text: i)
+                    var cache: [String: ResourcePath] = [:]
+                    let doc = try st.step() ? try row(st, parentPath: key.collectionPath, cache: &cache) : nil
+                    st.rewind()
+                    return doc
+                }
+            }
         }
     }
 
@@ -107,24 +115,32 @@ final class SQLiteDocumentStore: DocumentStore {
     /// Runs `st` (sqlPut or sqlPutIfNewer) for `doc`; true when a row changed (then the indexes follow).
     private func write(_ doc: Document, _ st: SQLiteStatement, in db: SQLiteDatabase) throws -> Bool {
         defer { st.rewind() }
-        let parent = SQLiteDocumentStore.parent(doc.key)
-        let id = doc.key.id
-        try noteParent(parent, group: doc.key.collectionGroup, in: db)
+        var parent = SQLiteDocumentStore.parent(doc.key)
+        var id = doc.key.id
+        var group = doc.key.collectionGroup
+        try noteParent(parent, group: group, in: db)
         let blob = doc.exists ? ValueMessagePack.encode(.map(doc.data)) : []
         let size = Int64(blob.count + parent.utf8.count + id.utf8.count + 48)
-        st.bind(1, parent)
-        st.bind(2, id)
-        st.bind(3, doc.key.collectionGroup)
         st.bind(4, Int64(doc.exists ? 1 : 0))
         st.bind(5, doc.version)
         st.bind(6, doc.createTime)
         st.bind(7, doc.updateTime)
         st.bind(9, size)
         st.bind(10, persistence.sequence)
-        try blob.withUnsafeBytes { b in
-            st.bindStatic(8, b)
-            while try st.step() {}
-            st.rewind()   // before `blob` goes away
+        // Text and the blob are bound without a copy, for the time of the step.
+        try parent.withUTF8 { p in
+            try id.withUTF8 { i in
+                try group.withUTF8 { g in
+                    try blob.withUnsafeBytes { b in
+                        st.bindStatic(1, text: p)
+                        st.bindStatic(2, text: i)
+                        st.bindStatic(3, text: g)
+                        st.bindStatic(8, b)
+                        while try st.step() {}
+                        st.rewind()   // before the bound bytes go away
+                    }
+                }
+            }
         }
         guard db.changes > 0 else { return false }
         if bytesUpperBound != nil { bytesUpperBound! += size }
