@@ -2,8 +2,8 @@ import EmberModel
 import EmberStorage
 
 /// Responsible for: the backend's index of one node's children in one order (Firebase's
-/// `.indexOn`, built on the second limited query in its order at that node (`ChildSelection`
-/// answers the first) and kept while the backend runs):
+/// `.indexOn`, built right after the first limited query in its order at that node, which
+/// `ChildSelection` answers, and kept while the backend runs):
 /// the children sorted by (sort value, key), updated in O(log n) when a write changes one child,
 /// so a limited query's window is read from one end without touching the other children.
 /// Backend queue only.

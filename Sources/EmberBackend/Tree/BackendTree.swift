@@ -15,13 +15,15 @@ final class BackendTree {
     private var listens = PathTrie<[Int: Int]>()
     var connections: [Int: TreeConnection] = [:]
     private var nextConnectionId = 1
-    /// Child indexes per node and order, built by the second limited query there.
+    /// Child indexes per node and order, built after the first limited query there.
     private var indexes = PathTrie<[TreeIndex: BackendChildIndex]>()
-    /// The nodes and orders whose first limited query was answered without an index.
-    private var selected = Set<IndexedNode>()
+    /// Indexes to build (`buildPendingIndexes`), with the node their window was taken from; nil
+    /// once a write changed that node (then it is read again).
+    private var pendingBuilds: [IndexedNode: TreeValue?] = [:]
     private struct IndexedNode: Hashable { let path: TreePath; let index: TreeIndex }
-    /// Limited queries' first windows answered (tests).
+    /// Limited queries' first windows answered, and those answered by a pass (tests).
     private(set) var windowCount = 0
+    private(set) var windowsFromPasses = 0
     /// The highest write of a client sharing this durable store that was applied (see
     /// `PersistenceKey.backendAppliedTreeWrite`).
     private var appliedWrite: Int64 = 0
@@ -47,21 +49,35 @@ final class BackendTree {
     }
 
     /// The first window of a limited query at `path` (whose node is `node`), from the child
-    /// index of its order. Without one, the first limited query in that order at that node is
-    /// answered by a pass over the children (`ChildSelection`: a fraction of a sort's cost) and
-    /// the next one builds the index. Nil for a query without a limit.
+    /// index of its order. Without one, the window comes from a pass over the children
+    /// (`ChildSelection`: a fraction of a sort's cost) and the index is queued for
+    /// `buildPendingIndexes`, which the caller runs after answering. Nil for a query without a
+    /// limit.
     func window(_ path: TreePath, _ query: TreeQuery, node: TreeValue) -> TreeWindow? {
         guard query.isLimited else { return nil }
         windowCount += 1
-        var m = indexes[path] ?? [:]
-        if let i = m[query.index] { return i.window(query) }
-        guard selected.insert(IndexedNode(path: path, index: query.index)).inserted else {
-            let idx = BackendChildIndex(index: query.index, node: node)
-            m[query.index] = idx
-            indexes[path] = m
-            return idx.window(query)
-        }
+        if let i = indexes[path]?[query.index] { return i.window(query) }
+        let key = IndexedNode(path: path, index: query.index)
+        if pendingBuilds[key] == nil { pendingBuilds[key] = node }
+        windowsFromPasses += 1
         return ChildSelection.window(query, node: node)
+    }
+
+    /// Whether indexes wait to be built (see `window`).
+    var hasPendingBuilds: Bool { !pendingBuilds.isEmpty }
+
+    /// Builds the indexes the last windows were answered without, each from its node as the
+    /// window saw it, or as the store has it now when a write changed it since.
+    func buildPendingIndexes() {
+        let builds = pendingBuilds
+        pendingBuilds.removeAll()
+        for (key, node) in builds where indexes[key.path]?[key.index] == nil {
+            let v = node ?? store.read(key.path)
+            guard v.object != nil else { continue }
+            var m = indexes[key.path] ?? [:]
+            m[key.index] = BackendChildIndex(index: key.index, node: v)
+            indexes[key.path] = m
+        }
     }
 
     /// Number of child indexes (tests).
@@ -74,6 +90,12 @@ final class BackendTree {
     /// Keeps the child indexes in step with a write: an index above the write updates the one
     /// child the write is under; one at or below it is dropped (rebuilt by the next query).
     private func updateIndexes(_ ops: [TreeWriteOp]) {
+        if !pendingBuilds.isEmpty {
+            // A write under, at or above a node waiting for its index: read the node again.
+            for key in pendingBuilds.keys where ops.contains(where: { $0.path.overlaps(key.path) }) {
+                pendingBuilds[key] = .some(nil)
+            }
+        }
         guard indexes.count > 0 else { return }
         for op in ops {
             var drop: [TreePath] = []

@@ -43,6 +43,9 @@ public final class TreeConnection: @unchecked Sendable {
             let v = backend.tree.listen(self, path)
             let ws = windows.compactMap { backend.tree.window(path, $0, node: v) }
             send(.listenResult(path: path, value: v, windows: ws))
+            // A window taken by a pass: its index is built next, after this answer has left,
+            // and before any later listen (the queue is serial).
+            if backend.tree.hasPendingBuilds { backend.queue.async { backend.tree.buildPendingIndexes() } }
         }
     }
 
@@ -94,6 +97,9 @@ extension Backend {
     /// Number of limited queries' first windows the tree has answered (tests and diagnostics;
     /// blocking).
     public var treeWindowCount: Int { queue.sync { tree.windowCount } }
+
+    /// Number of those windows taken by a pass over the children, without an index (tests).
+    public var treeWindowsFromPasses: Int { queue.sync { tree.windowsFromPasses } }
 
     /// The tree's node at `path` (blocking; tests and tools).
     public func readTree(_ path: TreePath) -> TreeValue { queue.sync { tree.store.read(path) } }

@@ -77,12 +77,14 @@ final class BackendChildIndexTests: XCTestCase {
         XCTAssertEqual(node.childCount, 50)
         XCTAssertEqual(windows.first?.entries.map { $0.key }, ["k44", "k45", "k46", "k47", "k48", "k49"])
         XCTAssertEqual(windows.first?.truncated, true)
-        XCTAssertEqual(backend.treeIndexCount, 0, "the first window comes from a pass over the children")
-        // The second limited listen in that order builds the index.
+        XCTAssertEqual(backend.treeWindowsFromPasses, 1, "the first window comes from a pass over the children")
+        XCTAssertEqual(backend.treeIndexCount, 1, "the index is built right after the answer")
+        // The next limited listen in that order reads the index.
         conn.listen(p("posts"), windows: [q])
         backend.flush(); queue.sync {}
         guard case .listenResult(_, _, let w1)? = client.events.last else { return XCTFail("no listen result") }
         XCTAssertEqual(w1.first?.entries.map { $0.key }, ["k44", "k45", "k46", "k47", "k48", "k49"])
+        XCTAssertEqual(backend.treeWindowsFromPasses, 1)
         XCTAssertEqual(backend.treeIndexCount, 1)
         // A write under the node updates the index; the next listen's window shows it.
         conn.write(id: 2, [TreeWriteOp(path: p("posts/k0/score"), value: .int(100))])
@@ -94,6 +96,36 @@ final class BackendChildIndexTests: XCTestCase {
         conn.write(id: 3, [TreeWriteOp(path: p("posts"), value: .int(1))])
         backend.flush()
         XCTAssertEqual(backend.treeIndexCount, 0)
+    }
+}
+
+extension BackendChildIndexTests {
+    /// A write that reaches the backend between a pass's answer and the index's build is in the
+    /// index (the node is read again).
+    func testIndexBuiltAfterAWriteFollowsIt() throws {
+        let backend = Backend(persistence: MemoryPersistence())
+        let client = RecordingTreeClient()
+        let queue = DispatchQueue(label: "test.tree")
+        let conn = backend.connectTree(client: client, queue: queue)
+        var d: [String: TreeValue] = [:]
+        for i in 0..<50 { d["k\(i)"] = .object(TreeObject(["score": .int(Int64(i))])) }
+        conn.write(id: 1, [TreeWriteOp(path: p("posts"), value: .object(TreeObject(d)))])
+        let q = try TreeQuery().orderBy(.child(p("score"))).limit(2, .last)
+        // Hold the backend so the listen and the write queue up: the listen answers by a pass and
+        // queues the build, which runs after the write.
+        let held = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0)
+        backend.queue.async { held.signal(); release.wait() }
+        held.wait()
+        conn.listen(p("posts"), windows: [q])
+        conn.write(id: 2, [TreeWriteOp(path: p("posts/k3/score"), value: .int(1000))])
+        release.signal()
+        backend.flush(); queue.sync {}
+        XCTAssertEqual(backend.treeIndexCount, 1)
+        conn.listen(p("posts"), windows: [q])
+        backend.flush(); queue.sync {}
+        guard case .listenResult(_, _, let w)? = client.events.last else { return XCTFail("no listen result") }
+        XCTAssertEqual(w.first?.entries.map { $0.key }, ["k47", "k48", "k49", "k3"])
+        XCTAssertEqual(backend.treeWindowsFromPasses, 1, "the second window came from the index")
     }
 }
 
