@@ -130,13 +130,11 @@ public final class EmberClient: @unchecked Sendable {
         }
     }
 
-    /// Worker: applies the writes handed over so far, in order.
+    /// Worker: applies the writes handed over so far, in order. They count as waiting until
+    /// applied (the bound on `queuedWrites` holds while this runs).
     private func applyHandedOver() {
         var writes: [HandedOverWrite] = []
-        stateLock.withLock {
-            swap(&writes, &handedOver)
-            queuedWrites -= writes.count
-        }
+        stateLock.withLock { swap(&writes, &handedOver) }
         for w in writes {
             do { _ = try engine.write(w.mutations, completion: w.completion) } catch {
                 // Memory caches only (never a durable queue): cannot fail to store.
@@ -144,6 +142,7 @@ public final class EmberClient: @unchecked Sendable {
                 if let c = w.completion { events.post { c(e) } }
             }
         }
+        stateLock.withLock { queuedWrites -= writes.count }
     }
 
     /// Unacknowledged writes from which further memory-cache writes no longer wait for the worker.

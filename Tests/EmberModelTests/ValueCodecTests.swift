@@ -148,6 +148,33 @@ final class ValueCodecTests: XCTestCase {
             XCTAssertEqual(m.entries.map { $0.key }, dict.keys.sorted { compareUTF8($0, $1) < 0 })
             XCTAssertTrue(Value.map(m) == .map(MapValue(dict)), "\(keys)")
         }
+        // Each value is decoded once, however the keys come: nested maps whose keys are not ASCII
+        // or not sorted, valid or failing at the bottom, cost one pass (not one per level).
+        func nested(_ levels: Int, keys: (String, String), bottom: [UInt8]) -> [UInt8] {
+            var b = bottom
+            for _ in 0..<levels { b = [0x82] + str(keys.0) + (keys.0 == "a" ? b : [0]) + str(keys.1) + (keys.1 == "a" ? b : [0]) }
+            return b
+        }
+        for keys in [("a", "\u{E9}"), ("\u{E9}", "a"), ("b", "a"), ("a", "b")] {
+            let good = nested(12, keys: keys, bottom: [1])
+            try good.withUnsafeBufferPointer { b in
+                var r = MPReader(buf: b)
+                XCTAssertNoThrow(try r.value(depth: 0), "\(keys)")
+                XCTAssertEqual(r.valuesDecoded, 12 * 2 + 1, "\(keys): each map and each value once (keys are read directly)")
+            }
+            var linear = true   // else the 70-level case would run for 2^64 decodes: skip it
+            for (levels, bottom, message) in [(12, [UInt8(0xC1)], "unused type byte"), (70, [UInt8(1)], "nested more than")] where linear {
+                let bad = nested(levels, keys: keys, bottom: bottom)
+                try bad.withUnsafeBufferPointer { b in
+                    var r = MPReader(buf: b)
+                    XCTAssertThrowsError(try r.value(depth: 0)) { e in
+                        XCTAssertTrue((e as? EmberError)?.message.contains(message) == true, "\(e)")
+                    }
+                    linear = r.valuesDecoded <= levels * 2 + 1
+                    XCTAssertTrue(linear, "\(keys): the failing decode is repeated per level (\(r.valuesDecoded) decodes)")
+                }
+            }
+        }
         let badLater = [0x82] + str("b") + [1] + str("a") + [0xC1]
         XCTAssertThrowsError(try ValueMessagePack.decode(badLater)) { e in
             XCTAssertEqual((e as? EmberError)?.message, "Invalid MessagePack at byte 7: unused type byte 0xc1.")

@@ -142,6 +142,8 @@ public enum ValueMessagePack {
 struct MPReader {
     let buf: UnsafeBufferPointer<UInt8>
     var i = 0
+    /// Values decoded (tests: each value of the input is decoded once).
+    private(set) var valuesDecoded = 0
 
     func error(_ what: String) -> EmberError { EmberError.invalidArgument("Invalid MessagePack at byte \(i): \(what).") }
 
@@ -240,6 +242,7 @@ struct MPReader {
     }
 
     mutating func value(depth: Int) throws -> Value {
+        valuesDecoded &+= 1
         if depth > ValueMessagePack.maxDecodeDepth { throw error("nested more than \(ValueMessagePack.maxDecodeDepth) levels") }
         let b = try byte()
         switch b {
@@ -294,85 +297,81 @@ struct MPReader {
         return .array(a)
     }
 
+    /// A map's entries, each value decoded once whatever happens (no second pass: nested maps
+    /// would otherwise double the work per level). Ember writes keys in UTF-8 order: kept as they
+    /// come while strictly ascending. Callers' maps (C, Python) usually are not sorted: ASCII keys
+    /// are sorted by their bytes where they lie in the input (no String compared); other keys by
+    /// their UTF-8 strings. Errors are those of a dictionary built in input order: a repeated key
+    /// (canonically equivalent strings repeat, as dictionary keys) is reported after its value,
+    /// unless the keys were ascending; a bad value after an earlier repeated key reports the key.
     mutating func map(_ n: Int, _ depth: Int) throws -> Value {
         guard n <= (buf.count - i) / 2 else { throw error("map of \(n) entries is longer than the input") }
-        // Ember writes keys in UTF-8 order: keep them as they come while they are strictly
-        // ascending (no dictionary, no sort). Callers' maps (C, Python) usually are not sorted:
-        // sort the decoded entries once instead of decoding the map a second time through a
-        // dictionary. Errors are those of the dictionary path: when the keys were out of order
-        // and decoding fails, or a key repeats, that path runs from the start and throws.
         let start = i
-        if n > 1 && n <= 16, let v = try? smallASCIIMap(n, depth) { return v }
-        i = start
-        var entries: [(key: String, value: Value)] = []
-        entries.reserveCapacity(n)
-        var ascending = true
-        do {
-            for _ in 0..<n {
-                let k = try key(depth: depth + 1)
-                let v = try value(depth: depth + 1)
-                if ascending, let last = entries.last, compareUTF8(last.key, k) >= 0 { ascending = false }
-                entries.append((key: k, value: v))
-            }
-        } catch {
-            if ascending { throw error }
-            i = start
-            return try mapThroughDictionary(n, depth)
-        }
-        if ascending { return .map(MapValue(sortedEntries: entries)) }
-        // Non-ASCII keys: the dictionary path treats canonically equivalent keys as duplicates.
-        var plain = true
-        for e in entries where !e.key.utf8.allSatisfy({ $0 < 0x80 }) { plain = false; break }
-        if plain && MPReader.sortEntries(&entries) { return .map(MapValue(sortedEntries: entries)) }
-        i = start
-        return try mapThroughDictionary(n, depth)
-    }
-
-    /// A map key: a string read directly (the common forms), anything else through `value`, which
-    /// also throws the depth error first as it always did.
-    @inline(__always)
-    mutating func key(depth: Int) throws -> String {
-        if depth <= ValueMessagePack.maxDecodeDepth && i < buf.count {
-            let b = buf[i]
-            if b & 0xE0 == 0xA0 { i += 1; return try str(Int(b & 0x1F)) }
-            if b == 0xD9 { i += 1; return try str(Int(try uint(1))) }
-        }
-        guard case .string(let k) = try value(depth: depth) else { throw error("map keys must be strings") }
-        return k
-    }
-
-    /// A map of 2 to 16 entries with ASCII keys in any order (what C and Python callers send):
-    /// sorted by its keys' bytes where they lie in the input, so no comparison builds or walks a
-    /// String, and each key becomes a String once. Nil (or an error) leaves the map to the
-    /// general path, which gives the errors: a key that is not ASCII, or that repeats.
-    private mutating func smallASCIIMap(_ n: Int, _ depth: Int) throws -> Value? {
-        let sorted = try withUnsafeTemporaryAllocation(of: UnsafeBufferPointer<UInt8>.self, capacity: n) { keys -> [(key: String, value: Value)]? in
+        return try withUnsafeTemporaryAllocation(of: UnsafeBufferPointer<UInt8>.self, capacity: n) { keys -> Value in
             var entries: [(key: String, value: Value)] = []
             entries.reserveCapacity(n)
+            var ascending = true, ascii = true
             for j in 0..<n {
-                let k = try keyBytes()
-                for x in k where x >= 0x80 { return nil }
-                keys[j] = k
-                entries.append((key: "", value: try value(depth: depth + 1)))
-            }
-            let unique = entries.withUnsafeMutableBufferPointer { e -> Bool in
-                for j in 1..<n {
-                    var k = j
-                    while k > 0 {
-                        let c = MPReader.compareBytes(keys[k - 1], keys[k])
-                        if c == 0 { return false }
-                        if c < 0 { break }
-                        keys.swapAt(k - 1, k)
-                        e.swapAt(k - 1, k)
-                        k -= 1
-                    }
+                let k: String, kb: UnsafeBufferPointer<UInt8>, v: Value
+                do {
+                    (k, kb) = try keyWithBytes(depth: depth + 1)
+                    v = try value(depth: depth + 1)
+                } catch {
+                    if !ascending, let e = repeatedKeyError(count: j, from: start, depth: depth) { throw e }
+                    throw error
                 }
-                for j in 0..<n { e[j].key = String(decoding: keys[j], as: UTF8.self) }
-                return true
+                if ascii { for x in kb where x >= 0x80 { ascii = false; break } }
+                if ascending && j > 0 && MPReader.compareBytes(keys[j - 1], kb) >= 0 { ascending = false }
+                keys[j] = kb
+                entries.append((key: k, value: v))
             }
-            return unique ? entries : nil
+            if ascending { return .map(MapValue(sortedEntries: entries)) }
+            if ascii {
+                if MPReader.sortByKeyBytes(&entries, keys) { return .map(MapValue(sortedEntries: entries)) }
+            } else {
+                var seen = Set<String>()
+                seen.reserveCapacity(n)
+                if entries.allSatisfy({ seen.insert($0.key).inserted }) {
+                    entries.sort { compareUTF8($0.key, $1.key) < 0 }
+                    return .map(MapValue(sortedEntries: entries))
+                }
+            }
+            throw repeatedKeyError(count: n, from: start, depth: depth) ?? error("duplicate key")
         }
-        return sorted.map { .map(MapValue(sortedEntries: $0)) }
+    }
+
+    /// A map key and its UTF-8 bytes in the input: a string read directly (every string form),
+    /// anything else through `value`, which also throws the depth error first as it always did.
+    @inline(__always)
+    mutating func keyWithBytes(depth: Int) throws -> (String, UnsafeBufferPointer<UInt8>) {
+        if depth <= ValueMessagePack.maxDecodeDepth && i < buf.count {
+            let b = buf[i]
+            var n = -1
+            if b & 0xE0 == 0xA0 { i += 1; n = Int(b & 0x1F) }
+            else if b == 0xD9 { i += 1; n = Int(try uint(1)) }
+            if n >= 0 {
+                let s = try str(n)
+                return (s, UnsafeBufferPointer(rebasing: buf[(i - n)..<i]))
+            }
+        }
+        guard case .string(let k) = try value(depth: depth) else { throw error("map keys must be strings") }
+        // A string form read by `value` (str16, str32): its bytes are the last ones read.
+        let n = k.utf8.count
+        return (k, UnsafeBufferPointer(rebasing: buf[(i - n)..<i]))
+    }
+
+    /// The error a dictionary built in input order would have thrown for the first `count`
+    /// entries of the map at `start` (the first key equal to an earlier one, reported at the end
+    /// of its value), or nil when none repeats. Walks the input again without decoding values.
+    private mutating func repeatedKeyError(count: Int, from start: Int, depth: Int) -> EmberError? {
+        var seen = Set<String>()
+        seen.reserveCapacity(count)
+        i = start
+        for _ in 0..<count {
+            guard let (k, _) = try? keyWithBytes(depth: depth + 1), (try? skip(depth: depth + 1)) != nil else { return nil }
+            if !seen.insert(k).inserted { return error("duplicate key '\(k)'") }
+        }
+        return nil
     }
 
     @inline(__always)
@@ -383,42 +382,30 @@ struct MPReader {
         return a.count < b.count ? -1 : (a.count > b.count ? 1 : 0)
     }
 
-    /// Sorts by UTF-8 key (insertion sort for the few fields of a typical document); false when
-    /// two keys are equal (insertion sort meets a repeated key where it stops: no extra pass).
-    static func sortEntries(_ e: inout [(key: String, value: Value)]) -> Bool {
-        if e.count > 16 {
-            e.sort { compareUTF8($0.key, $1.key) < 0 }
-            var j = 1
-            while j < e.count && compareUTF8(e[j - 1].key, e[j].key) != 0 { j += 1 }
-            return j >= e.count
+    /// Sorts `entries` by their keys' bytes (`keys[j]` is entry j's; insertion sort for the few
+    /// fields of a typical document); false when two keys are equal.
+    static func sortByKeyBytes(_ entries: inout [(key: String, value: Value)], _ keys: UnsafeMutableBufferPointer<UnsafeBufferPointer<UInt8>>) -> Bool {
+        let n = entries.count
+        if n > 16 {
+            let order = (0..<n).sorted { compareBytes(keys[$0], keys[$1]) < 0 }
+            for j in 1..<n where compareBytes(keys[order[j - 1]], keys[order[j]]) == 0 { return false }
+            entries = order.map { entries[$0] }
+            return true
         }
-        return e.withUnsafeMutableBufferPointer { b -> Bool in
-            var j = 1
-            while j < b.count {
+        return entries.withUnsafeMutableBufferPointer { e -> Bool in
+            for j in 1..<n {
                 var k = j
                 while k > 0 {
-                    let c = compareUTF8(b[k - 1].key, b[k].key)
+                    let c = compareBytes(keys[k - 1], keys[k])
                     if c == 0 { return false }
                     if c < 0 { break }
-                    b.swapAt(k - 1, k)
+                    keys.swapAt(k - 1, k)
+                    e.swapAt(k - 1, k)
                     k -= 1
                 }
-                j += 1
             }
             return true
         }
-    }
-
-    /// The original unsorted-map path (duplicate keys are an error at the repeated key).
-    mutating func mapThroughDictionary(_ n: Int, _ depth: Int) throws -> Value {
-        var d: [String: Value] = [:]
-        d.reserveCapacity(n)
-        for _ in 0..<n {
-            guard case .string(let k) = try value(depth: depth + 1) else { throw error("map keys must be strings") }
-            let v = try value(depth: depth + 1)
-            if d.updateValue(v, forKey: k) != nil { throw error("duplicate key '\(k)'") }
-        }
-        return .map(MapValue(d))
     }
 
     mutating func ext(_ n: Int) throws -> Value {
