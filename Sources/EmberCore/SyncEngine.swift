@@ -193,7 +193,7 @@ final class SyncEngine: BackendClient {
             if onlineState == .offline && networkEnabled { setOnlineState(.online) }
             refresh(local.applyRemote(docs + resolved))
             target.view.isCurrent = true
-            target.view.readTime = version
+            target.view.readTime = max(target.view.readTime, version)
             noteRemoteDocuments(docs.count + resolved.count)
             rememberTarget(target)
             markDirty(target)
@@ -280,7 +280,8 @@ final class SyncEngine: BackendClient {
             index.forEach(touching: key) { t in
                 if doc == nil { doc = .some(local.localDocument(key)) }
                 t.view.update(key, doc!)
-                if let r = readTime { t.view.readTime = r }
+                // Never back: an inline acknowledgement can be handled before an older event.
+                if let r = readTime { t.view.readTime = max(t.view.readTime, r) }
                 markDirty(t)
             }
         }

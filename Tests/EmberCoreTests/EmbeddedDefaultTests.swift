@@ -294,4 +294,32 @@ final class EmbeddedDefaultTests: XCTestCase {
         let last = try XCTUnwrap(log.snapshots.last)
         XCTAssertEqual(last.documents.map { $0.data }, [MapValue(["v": .int(1), "w": .int(1)]), MapValue(["v": .int(1)])])
     }
+    /// An inline write's acknowledgement can be handled before an older event another client's
+    /// commit sent (it was queued on the worker after the write): the view's read time never goes
+    /// back for it.
+    func testReadTimeNeverGoesBack() throws {
+        let c = try open()
+        defer { c.close() }
+        let other = try EmberClient(options: EmberOptions(), documents: c.backend)
+        defer { other.close() }
+        let log = EventLog()
+        let t = try c.record(collection("c"), log, metadata: true)
+        defer { t.remove() }
+        log.wait(for: 1)
+        let held = Semaphore(), release = Semaphore(), written = Semaphore()
+        c.worker.async { held.signal(); release.wait() }
+        held.wait()
+        Thread.detachNewThread {
+            try? c.write([setM("c/mine", n(1))])
+            written.signal()
+        }
+        usleep(50_000)   // the write waits on the worker
+        XCTAssertNil(writeAndWait(other, [setM("c/theirs", n(2))]))   // its event waits behind the write
+        release.signal()
+        XCTAssertTrue(written.wait(seconds: 10))
+        drainLocal(c)
+        let times = log.snapshots.map { $0.readTime }
+        XCTAssertEqual(times, times.sorted(), "read times: \(times)")
+        XCTAssertEqual(log.snapshots.last.map(ids), ["mine", "theirs"])
+    }
 }
