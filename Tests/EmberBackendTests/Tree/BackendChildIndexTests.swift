@@ -9,19 +9,6 @@ import EmberStorage
 final class BackendChildIndexTests: XCTestCase {
     func p(_ s: String) -> TreePath { try! TreePath(parsing: s) }
 
-    /// The window by brute force: every in-range child sorted, the best 2 x limit.
-    func expected(_ node: TreeValue, _ q: TreeQuery) -> ([String], Bool) {
-        var all: [ChildEntry] = []
-        for (k, v) in node.object?.children ?? [:] {
-            let e = ChildEntry(key: k, sortValue: q.index.sortValue(of: v))
-            if q.contains(e) { all.append(e) }
-        }
-        all.sort { ChildEntry.compare($0, $1) < 0 }
-        let n = 2 * q.limit!
-        let keep = q.limitType == .first ? Array(all.prefix(n)) : Array(all.suffix(n))
-        return (keep.map { $0.key }, all.count > n)
-    }
-
     func testWindowsFollowRandomWrites() throws {
         let store = MemoryTreeStore()
         var rng = SystemRandomNumberGenerator()
@@ -54,7 +41,7 @@ final class BackendChildIndexTests: XCTestCase {
             for (_, i) in indexes { i.update(key: k, at: p("posts"), store: store) }
             for q in queries {
                 let w = indexes[q.index]!.window(q)
-                let (keys, truncated) = expected(store.read(p("posts")), q)
+                let (keys, truncated) = windowBySorting(store.read(p("posts")), q)
                 XCTAssertEqual(w.entries.map { $0.key }, keys, "step \(step), \(q)")
                 XCTAssertEqual(w.truncated, truncated, "step \(step), \(q)")
             }
@@ -62,14 +49,7 @@ final class BackendChildIndexTests: XCTestCase {
     }
 
     func testLimitedListenCarriesItsWindowAndIndexesFollowWrites() throws {
-        let persistence = MemoryPersistence()
-        let backend = Backend(persistence: persistence)
-        let client = RecordingTreeClient()
-        let queue = DispatchQueue(label: "test.tree")
-        let conn = backend.connectTree(client: client, queue: queue)
-        var d: [String: TreeValue] = [:]
-        for i in 0..<50 { d["k\(i)"] = .object(TreeObject(["score": .int(Int64(i))])) }
-        conn.write(id: 1, [TreeWriteOp(path: p("posts"), value: .object(TreeObject(d)))])
+        let (backend, client, queue, conn) = backendWithFiftyPosts()
         let q = try TreeQuery().orderBy(.child(p("score"))).limit(3, .last)
         conn.listen(p("posts"), windows: [q])
         backend.flush(); queue.sync {}
@@ -103,13 +83,7 @@ extension BackendChildIndexTests {
     /// A write that reaches the backend between a pass's answer and the index's build is in the
     /// index (the node is read again).
     func testIndexBuiltAfterAWriteFollowsIt() throws {
-        let backend = Backend(persistence: MemoryPersistence())
-        let client = RecordingTreeClient()
-        let queue = DispatchQueue(label: "test.tree")
-        let conn = backend.connectTree(client: client, queue: queue)
-        var d: [String: TreeValue] = [:]
-        for i in 0..<50 { d["k\(i)"] = .object(TreeObject(["score": .int(Int64(i))])) }
-        conn.write(id: 1, [TreeWriteOp(path: p("posts"), value: .object(TreeObject(d)))])
+        let (backend, client, queue, conn) = backendWithFiftyPosts()
         let q = try TreeQuery().orderBy(.child(p("score"))).limit(2, .last)
         // Hold the backend so the listen and the write queue up: the listen answers by a pass and
         // queues the build, which runs after the write.
@@ -127,9 +101,4 @@ extension BackendChildIndexTests {
         XCTAssertEqual(w.first?.entries.map { $0.key }, ["k47", "k48", "k49", "k3"])
         XCTAssertEqual(backend.treeWindowsFromPasses, 1, "the second window came from the index")
     }
-}
-
-final class RecordingTreeClient: TreeBackendClient, @unchecked Sendable {
-    var events: [TreeBackendEvent] = []
-    func tree(_ connection: TreeConnection, didSend event: TreeBackendEvent) { events.append(event) }
 }
