@@ -170,19 +170,17 @@ public func compareUTF8(_ a: String, _ b: String) -> Int {
     // Byte-wise, not Swift's canonical-equivalence `==`: "é" and "e\u{301}" are different keys.
     // memcmp over the strings' own UTF-8 storage when they have it (native strings do).
     if let r = a.utf8.withContiguousStorageIfAvailable({ pa in
-        b.utf8.withContiguousStorageIfAvailable { pb -> Int in
-            let n = Swift.min(pa.count, pb.count)
-            let c = n == 0 ? 0 : memcmp(pa.baseAddress!, pb.baseAddress!, n)
-            if c != 0 { return c < 0 ? -1 : 1 }
-            return pa.count < pb.count ? -1 : (pa.count > pb.count ? 1 : 0)
-        }
+        b.utf8.withContiguousStorageIfAvailable { pb in compareUTF8(pa, pb) }
     }), let v = r { return v }
     var a = a, b = b
-    return a.withUTF8 { pa in
-        b.withUTF8 { pb in
-            let n = Swift.min(pa.count, pb.count)
-            for i in 0..<n where pa[i] != pb[i] { return pa[i] < pb[i] ? -1 : 1 }
-            return pa.count < pb.count ? -1 : (pa.count > pb.count ? 1 : 0)
-        }
-    }
+    return a.withUTF8 { pa in b.withUTF8 { pb in compareUTF8(pa, pb) } }
+}
+
+/// The byte-wise order of two UTF-8 buffers (then the shorter first).
+@inline(__always)
+public func compareUTF8(_ pa: UnsafeBufferPointer<UInt8>, _ pb: UnsafeBufferPointer<UInt8>) -> Int {
+    let n = Swift.min(pa.count, pb.count)
+    let c = n == 0 ? 0 : memcmp(pa.baseAddress!, pb.baseAddress!, n)
+    if c != 0 { return c < 0 ? -1 : 1 }
+    return pa.count < pb.count ? -1 : (pa.count > pb.count ? 1 : 0)
 }

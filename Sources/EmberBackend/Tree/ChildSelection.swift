@@ -3,7 +3,8 @@ import EmberModel
 /// Responsible for: a limited query's first window taken in one pass over a node's children,
 /// without building an index (`TreeQuery.bestChildren`: the pass costs a sort value and usually
 /// one comparison per child, not a sort of them all). The first limited query at a node is
-/// answered this way; the index is built right after the answer has left (`BackendTree.window`). Gives exactly what `BackendChildIndex.window` would.
+/// answered this way; the index is built right after the answer has left (`BackendTree.window`).
+/// Gives exactly what `BackendChildIndex.window` would.
 ///
 ///     let w = ChildSelection.window(query, node: store.read(posts))
 enum ChildSelection {

@@ -167,14 +167,17 @@ struct MPReader {
         return UnsafeBufferPointer(rebasing: buf[i..<(i + n)])
     }
 
-    mutating func str(_ n: Int) throws -> String {
+    mutating func str(_ n: Int) throws -> String { try text(n).string }
+
+    /// The next `n` bytes as a string, and whether they are all ASCII.
+    mutating func text(_ n: Int) throws -> (string: String, ascii: Bool) {
         let b = try take(n)
         // ASCII (the common case) is valid UTF-8: skip the generic validating initializer.
         var ascii = true
         for x in b where x >= 0x80 { ascii = false; break }
-        if ascii { return String(decoding: b, as: UTF8.self) }
+        if ascii { return (String(decoding: b, as: UTF8.self), true) }
         guard let s = String(validating: b, as: UTF8.self) else { throw error("string is not valid UTF-8") }
-        return s
+        return (s, false)
     }
 
     /// The entry count when a map starts here (consumed), nil for any other value (not consumed).
@@ -312,16 +315,16 @@ struct MPReader {
             entries.reserveCapacity(n)
             var ascending = true, ascii = true
             for j in 0..<n {
-                let k: String, kb: UnsafeBufferPointer<UInt8>, v: Value
+                let k: String, kb: UnsafeBufferPointer<UInt8>, keyASCII: Bool, v: Value
                 do {
-                    (k, kb) = try keyWithBytes(depth: depth + 1)
+                    (k, kb, keyASCII) = try keyWithBytes(depth: depth + 1)
                     v = try value(depth: depth + 1)
                 } catch {
                     if !ascending, let e = repeatedKeyError(count: j, from: start, depth: depth) { throw e }
                     throw error
                 }
-                if ascii { for x in kb where x >= 0x80 { ascii = false; break } }
-                if ascending && j > 0 && MPReader.compareBytes(keys[j - 1], kb) >= 0 { ascending = false }
+                ascii = ascii && keyASCII
+                if ascending && j > 0 && compareUTF8(keys[j - 1], kb) >= 0 { ascending = false }
                 keys[j] = kb
                 entries.append((key: k, value: v))
             }
@@ -340,24 +343,25 @@ struct MPReader {
         }
     }
 
-    /// A map key and its UTF-8 bytes in the input: a string read directly (every string form),
-    /// anything else through `value`, which also throws the depth error first as it always did.
+    /// A map key, its UTF-8 bytes in the input and whether they are ASCII: a string read
+    /// directly (the common forms), anything else through `value`, which also throws the depth
+    /// error first as it always did.
     @inline(__always)
-    mutating func keyWithBytes(depth: Int) throws -> (String, UnsafeBufferPointer<UInt8>) {
+    mutating func keyWithBytes(depth: Int) throws -> (String, UnsafeBufferPointer<UInt8>, ascii: Bool) {
         if depth <= ValueMessagePack.maxDecodeDepth && i < buf.count {
             let b = buf[i]
             var n = -1
             if b & 0xE0 == 0xA0 { i += 1; n = Int(b & 0x1F) }
             else if b == 0xD9 { i += 1; n = Int(try uint(1)) }
             if n >= 0 {
-                let s = try str(n)
-                return (s, UnsafeBufferPointer(rebasing: buf[(i - n)..<i]))
+                let (s, ascii) = try text(n)
+                return (s, UnsafeBufferPointer(rebasing: buf[(i - n)..<i]), ascii)
             }
         }
         guard case .string(let k) = try value(depth: depth) else { throw error("map keys must be strings") }
         // A string form read by `value` (str16, str32): its bytes are the last ones read.
         let n = k.utf8.count
-        return (k, UnsafeBufferPointer(rebasing: buf[(i - n)..<i]))
+        return (k, UnsafeBufferPointer(rebasing: buf[(i - n)..<i]), k.utf8.allSatisfy { $0 < 0x80 })
     }
 
     /// The error a dictionary built in input order would have thrown for the first `count`
@@ -368,18 +372,10 @@ struct MPReader {
         seen.reserveCapacity(count)
         i = start
         for _ in 0..<count {
-            guard let (k, _) = try? keyWithBytes(depth: depth + 1), (try? skip(depth: depth + 1)) != nil else { return nil }
+            guard let (k, _, _) = try? keyWithBytes(depth: depth + 1), (try? skip(depth: depth + 1)) != nil else { return nil }
             if !seen.insert(k).inserted { return error("duplicate key '\(k)'") }
         }
         return nil
-    }
-
-    @inline(__always)
-    static func compareBytes(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> Int {
-        let n = Swift.min(a.count, b.count)
-        let c = n == 0 ? 0 : memcmp(a.baseAddress!, b.baseAddress!, n)
-        if c != 0 { return c < 0 ? -1 : 1 }
-        return a.count < b.count ? -1 : (a.count > b.count ? 1 : 0)
     }
 
     /// Sorts `entries` by their keys' bytes (`keys[j]` is entry j's; insertion sort for the few
@@ -387,8 +383,8 @@ struct MPReader {
     static func sortByKeyBytes(_ entries: inout [(key: String, value: Value)], _ keys: UnsafeMutableBufferPointer<UnsafeBufferPointer<UInt8>>) -> Bool {
         let n = entries.count
         if n > 16 {
-            let order = (0..<n).sorted { compareBytes(keys[$0], keys[$1]) < 0 }
-            for j in 1..<n where compareBytes(keys[order[j - 1]], keys[order[j]]) == 0 { return false }
+            let order = (0..<n).sorted { compareUTF8(keys[$0], keys[$1]) < 0 }
+            for j in 1..<n where compareUTF8(keys[order[j - 1]], keys[order[j]]) == 0 { return false }
             entries = order.map { entries[$0] }
             return true
         }
@@ -396,7 +392,7 @@ struct MPReader {
             for j in 1..<n {
                 var k = j
                 while k > 0 {
-                    let c = compareBytes(keys[k - 1], keys[k])
+                    let c = compareUTF8(keys[k - 1], keys[k])
                     if c == 0 { return false }
                     if c < 0 { break }
                     keys.swapAt(k - 1, k)
