@@ -1,5 +1,6 @@
 import CEmberABI
 import EmberModel
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -12,20 +13,50 @@ final class CDocument: Counted {
     /// nil: the document does not exist.
     let document: Document?
     let fromCache: Bool
-    /// "cities/SF" with a NUL; the id points into it.
-    let pathC: UnsafeMutablePointer<CChar>
-    let idOffset: Int
+    /// The id's offset in the path (one word), then "cities/SF" with a NUL: made on first use,
+    /// since most readers of a large result never ask for a path (building it was a third of
+    /// `ember_snapshot_document`). Any thread may be first: the loser of the exchange frees its copy.
+    private let pathBuffer = Atomic<UnsafeMutableRawPointer?>(nil)
 
     init(key: DocumentKey, document: Document?, fromCache: Bool) {
         self.key = key
         self.document = document?.exists == true ? document : nil
         self.fromCache = fromCache
-        let path = key.path.canonical
-        pathC = cCopy(path)
-        idOffset = path.utf8.count - key.id.utf8.count
     }
 
-    deinit { free(pathC) }
+    deinit { free(pathBuffer.load(ordering: .acquiring)) }
+
+    /// "cities/SF" with a NUL, owned by this object.
+    var pathC: UnsafeMutablePointer<CChar> { text(buffer()) }
+
+    /// The id: the path's tail after its last separator.
+    var idC: UnsafeMutablePointer<CChar> {
+        let b = buffer()
+        return text(b) + b.load(as: Int.self)
+    }
+
+    private func text(_ b: UnsafeMutableRawPointer) -> UnsafeMutablePointer<CChar> {
+        (b + MemoryLayout<Int>.stride).assumingMemoryBound(to: CChar.self)
+    }
+
+    private func buffer() -> UnsafeMutableRawPointer {
+        if let b = pathBuffer.load(ordering: .acquiring) { return b }
+        var path = key.path.canonical
+        let made = path.withUTF8 { u -> UnsafeMutableRawPointer in
+            let b = malloc(MemoryLayout<Int>.stride + u.count + 1)!
+            b.storeBytes(of: u.count - key.id.utf8.count, as: Int.self)
+            let t = b + MemoryLayout<Int>.stride
+            if u.count > 0 { memcpy(t, u.baseAddress!, u.count) }
+            t.storeBytes(of: 0, toByteOffset: u.count, as: UInt8.self)
+            return b
+        }
+        let (won, current) = pathBuffer.compareExchange(expected: nil, desired: made,
+                                                        successOrdering: .acquiringAndReleasing,
+                                                        failureOrdering: .acquiring)
+        if won { return made }
+        free(made)
+        return current!
+    }
 }
 
 @_cdecl("ember_document_retain")
@@ -52,7 +83,7 @@ public func ember_document_exists(_ d: OpaquePointer?) -> Bool { doc(d)?.documen
 @_cdecl("ember_document_id")
 public func ember_document_id(_ d: OpaquePointer?) -> UnsafePointer<CChar>? {
     guard let o = doc(d) else { return nil }
-    return UnsafePointer(o.pathC + o.idOffset)
+    return UnsafePointer(o.idC)
 }
 
 @_cdecl("ember_document_path")

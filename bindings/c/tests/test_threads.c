@@ -126,6 +126,50 @@ static void count_cb(void *ctx, const ember_snapshot *s, const ember_error *e) {
     if (s) atomic_store((atomic_int *)ctx, (int)ember_snapshot_size(s));
 }
 
+/* A document's path and id are made on first use: eight threads asking for them at once all get
+ * the same text, at the same address, for the handle's lifetime. */
+typedef struct reader { const ember_snapshot *s; const char *path[64]; const char *id[64]; int failures; } reader;
+
+static void *read_paths(void *p) {
+    reader *r = p;
+    size_t i;
+    for (i = 0; i < 64; i++) {
+        const ember_document *d = ember_snapshot_document(r->s, i);
+        char want[32];
+        snprintf(want, sizeof want, "p/d%02d", (int)i);
+        r->path[i] = ember_document_path(d);
+        r->id[i] = ember_document_id(d);
+        if (!r->path[i] || strcmp(r->path[i], want) != 0 || !r->id[i] || strcmp(r->id[i], want + 2) != 0) r->failures++;
+    }
+    return NULL;
+}
+
+static void paths_from_eight_threads(void) {
+    ember_error err;
+    ember_db *db = open_db();
+    ember_query *q = ember_query_new(db, "p", &err);
+    ember_snapshot *s;
+    pthread_t th[8];
+    reader r[8];
+    int i, j;
+    for (i = 0; i < 64; i++) {
+        char path[32];
+        snprintf(path, sizeof path, "p/d%02d", i);
+        set_json(db, path, "{}");
+    }
+    s = ember_query_get(q, EMBER_SOURCE_CACHE, &err);
+    CHECK_OK(err);
+    CHECK(s && ember_snapshot_size(s) == 64);
+    if (!s) { ember_query_release(q); ember_db_release(db); return; }
+    for (i = 0; i < 8; i++) { memset(&r[i], 0, sizeof r[i]); r[i].s = s; pthread_create(&th[i], NULL, read_paths, &r[i]); }
+    for (i = 0; i < 8; i++) { pthread_join(th[i], NULL); CHECK(r[i].failures == 0); }
+    for (i = 1; i < 8; i++)
+        for (j = 0; j < 64; j++) { CHECK(r[i].path[j] == r[0].path[j]); CHECK(r[i].id[j] == r[0].id[j]); }
+    ember_snapshot_release(s);
+    ember_query_release(q);
+    ember_db_release(db);
+}
+
 static void eight_threads(void) {
     ember_error err;
     ember_db *db = open_db();
@@ -152,4 +196,5 @@ void run_threads(void) {
     RUN(remove_while_running);
     RUN(close_from_other_thread);
     RUN(eight_threads);
+    RUN(paths_from_eight_threads);
 }

@@ -105,3 +105,26 @@ def test_encode_decode_helpers():
 def test_empty_field_name_rejected(db):
     with pytest.raises(ember.InvalidArgumentError, match="Empty field name"):
         db.document("v/x").set({"": 1})
+
+
+def test_map_keys_decode_the_same_whatever_was_decoded_before():
+    # Short ASCII keys are shared between decodes (a small table, replaced on collision): 3,000
+    # distinct keys collide in it, and each must still come back as itself, twice over.
+    keys = [f"k{i}" for i in range(3000)] + ["", "a" * 40, "b" * 41, "é", "ключ", "x\u00e9y", "a" * 39 + "é"]
+    for _ in range(2):
+        for start in range(0, len(keys), 50):
+            d = {k: i for i, k in enumerate(keys[start:start + 50])}
+            back = _ember.decode(_ember.encode(d))
+            assert back == d and list(back) == list(d)
+            assert all(type(k) is str for k in back)
+
+
+def test_snapshot_projection_and_read_time_start_unset(db):
+    ref = db.document("v/p")
+    ref.set({"a": 1, "b": {"c": 2}})
+    snap = ref.get()
+    assert snap._fields is None and snap._rt is None
+    assert snap.to_dict() == {"a": 1, "b": {"c": 2}}
+    rt = snap.read_time
+    assert snap._rt is rt and snap.read_time is rt
+    assert ref.get(field_paths=["b.c"]).to_dict() == {"b": {"c": 2}}

@@ -567,11 +567,45 @@ static PyObject *dec_array(dec_t *d, size_t n, int depth) {
     return l;
 }
 
+/* Map keys repeat from one document to the next: short ASCII keys are kept in a small table
+ * (replaced on collision), so a key is one lookup and a memcmp instead of a new string whose hash
+ * the dict then computes (the cached string keeps its hash). Used with the GIL held only. */
+#define KEY_CACHE_SIZE 512
+#define KEY_CACHE_MAX_LEN 40
+static PyObject *key_cache[KEY_CACHE_SIZE];
+
+static PyObject *dec_key(dec_t *d, int depth) {
+    if (!dec_need(d, 1)) return dec_fail("truncated");
+    uint8_t b = *d->p;
+    size_t n;
+    const uint8_t *s;
+    if ((b & 0xE0) == 0xA0) { n = b & 0x1F; s = d->p + 1; }
+    else if (b == 0xD9 && dec_need(d, 2) && d->p[1] <= KEY_CACHE_MAX_LEN) { n = d->p[1]; s = d->p + 2; }
+    else return dec_value(d, depth);
+    if (n > KEY_CACHE_MAX_LEN || (size_t)(d->end - s) < n) return dec_value(d, depth);
+    uint32_t h = 2166136261u ^ (uint32_t)n;
+    for (size_t i = 0; i < n; i++) h = (h ^ s[i]) * 16777619u;
+    PyObject **slot = &key_cache[h & (KEY_CACHE_SIZE - 1)];
+    PyObject *c = *slot;
+    if (c && (size_t)PyUnicode_GET_LENGTH(c) == n && memcmp(PyUnicode_DATA(c), s, n) == 0) {
+        d->p = s + n;
+        return Py_NewRef(c);
+    }
+    for (size_t i = 0; i < n; i++)
+        if (s[i] & 0x80) return dec_value(d, depth);   /* not ASCII: not cached */
+    PyObject *k = PyUnicode_FromStringAndSize((const char *)s, (Py_ssize_t)n);
+    if (!k) return NULL;
+    d->p = s + n;
+    if (PyObject_Hash(k) == -1) { Py_DECREF(k); return NULL; }
+    Py_XSETREF(*slot, Py_NewRef(k));
+    return k;
+}
+
 static PyObject *dec_map(dec_t *d, size_t n, int depth) {
     PyObject *m = PyDict_New();
     if (!m) return NULL;
     for (size_t i = 0; i < n; i++) {
-        PyObject *k = dec_value(d, depth + 1);
+        PyObject *k = dec_key(d, depth + 1);
         if (!k) { Py_DECREF(m); return NULL; }
         PyObject *x = dec_value(d, depth + 1);
         if (!x || PyDict_SetItem(m, k, x) < 0) { Py_DECREF(k); Py_XDECREF(x); Py_DECREF(m); return NULL; }

@@ -103,18 +103,14 @@ class DocumentSnapshot(_ember.Document):
     `create_time`/`update_time` (the backend's; None for a pending local write), `read_time`.
     """
 
-    __slots__ = ("_fields", "_rt")
+    __slots__ = ()   # _fields (a projection) and _rt (the read time) are the base type's, None until set
 
     def to_dict(self) -> Optional[Dict[str, Any]]:
         """The fields as a new dict, or None when the document does not exist."""
         d = self._data()
-        if d is not None:
-            try:
-                fields = self._fields
-            except AttributeError:
-                return d
-            if fields is not None:
-                return _project(d, fields)
+        fields = self._fields
+        if d is not None and fields is not None:
+            return _project(d, fields)
         return d
 
     def get(self, field_path: Any) -> Any:
@@ -152,10 +148,7 @@ class DocumentSnapshot(_ember.Document):
 
     @property
     def read_time(self) -> _dt.datetime:
-        try:
-            rt = self._rt
-        except AttributeError:
-            rt = None
+        rt = self._rt
         if rt is None:
             rt = self._rt = _now(_UTC)
         return rt
