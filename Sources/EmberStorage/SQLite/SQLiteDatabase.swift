@@ -262,4 +262,6 @@ final class SQLiteStatement {
     }
 
     func blobArray(_ c: Int32) -> [UInt8] { Array(blob(c)) }
+    /// The size in bytes of column c's text or blob.
+    func byteCount(_ c: Int32) -> Int { Int(sqlite3_column_bytes(p, c)) }
 }

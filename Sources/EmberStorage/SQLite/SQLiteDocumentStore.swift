@@ -21,6 +21,14 @@ final class SQLiteDocumentStore: DocumentStore {
     /// An upper bound of `byteSize` once computed (puts add their size, removes leave it), so the
     /// collector need not sum the table while the cache is under its threshold.
     private var bytesUpperBound: Int64?
+    /// The rows last read or written through this store, by key (an inner nil: no row), so the
+    /// several reads of one write's document (the local apply, the commit's before-state, the
+    /// acknowledgement's refresh) cost one seek, not four. Every write of a row goes through this
+    /// store and updates it; it is used under the persistence lock like the connection, and
+    /// forgotten when a transaction rolls back (`forgetCachedState`). Bounded in rows and in
+    /// memory: a row whose fields take more than `recentMaxBytes` stored is not kept.
+    private var recent: [DocumentKey: Document?] = [:]
+    private static let recentMax = 128, recentMaxBytes = 4096
 
     init(persistence: SQLitePersistence, table: String, indexes: SQLiteIndexManager?) {
         self.persistence = persistence
@@ -70,6 +78,7 @@ final class SQLiteDocumentStore: DocumentStore {
 
     func get(_ key: DocumentKey) -> Document? {
         persistence.access(nil) { db in
+            if let known = recent[key] { return known }
             let st = try db.statement(sqlGet)
             defer { st.rewind() }
             // The key's text is bound without a copy, for the time of the step.
@@ -79,7 +88,12 @@ final class SQLiteDocumentStore: DocumentStore {
                     st.bindStatic(1, text: p)
                     st.bindStatic(2, text: i)
                     var cache: [String: ResourcePath] = [:]
-                    let doc = try st.step() ? try row(st, parentPath: key.collectionPath, cache: &cache) : nil
+                    guard try st.step() else {
+                        remember(key, nil, bytes: 0)
+                        return nil
+                    }
+                    let doc = try row(st, parentPath: key.collectionPath, cache: &cache)
+                    remember(key, doc, bytes: st.byteCount(6))
                     st.rewind()
                     return doc
                 }
@@ -101,11 +115,21 @@ final class SQLiteDocumentStore: DocumentStore {
         persistence.access(()) { db in _ = try write(doc, db.statement(sqlPut), in: db) }
     }
 
-    /// Forgets the parents known to be in `collections` and the size bound: a rolled-back
-    /// transaction may have added them.
+    /// Forgets the parents known to be in `collections`, the size bound and the recent rows: a
+    /// rolled-back transaction may have added or changed them.
     func forgetCachedState() {
         knownParents.removeAll(keepingCapacity: true)
         bytesUpperBound = nil
+        recent.removeAll()
+    }
+
+    /// Records what the table holds for `key`, whose stored fields take `bytes` (called with the
+    /// persistence lock held).
+    @inline(__always)
+    private func remember(_ key: DocumentKey, _ doc: Document?, bytes: Int) {
+        guard bytes <= SQLiteDocumentStore.recentMaxBytes else { return }
+        if recent.count >= SQLiteDocumentStore.recentMax { recent.removeAll(keepingCapacity: true) }
+        recent[key] = .some(doc)
     }
 
     func putIfNewer(_ doc: Document) -> Bool {
@@ -115,6 +139,8 @@ final class SQLiteDocumentStore: DocumentStore {
     /// Runs `st` (sqlPut or sqlPutIfNewer) for `doc`; true when a row changed (then the indexes follow).
     private func write(_ doc: Document, _ st: SQLiteStatement, in db: SQLiteDatabase) throws -> Bool {
         defer { st.rewind() }
+        // Known again only once the row is written: a failure below leaves the key unknown.
+        recent.removeValue(forKey: doc.key)
         var parent = SQLiteDocumentStore.parent(doc.key)
         var id = doc.key.id
         var group = doc.key.collectionGroup
@@ -145,6 +171,10 @@ final class SQLiteDocumentStore: DocumentStore {
         guard db.changes > 0 else { return false }
         if bytesUpperBound != nil { bytesUpperBound! += size }
         try indexes?.update(doc, in: db)
+        // The row as `get` would read it back: a backend state, never local mutations.
+        if !doc.hasLocalMutations {
+            remember(doc.key, doc.exists ? doc : Document.missing(doc.key, version: doc.version), bytes: blob.count)
+        }
         return true
     }
 
@@ -164,12 +194,14 @@ final class SQLiteDocumentStore: DocumentStore {
 
     func remove(_ key: DocumentKey) {
         persistence.access(()) { db in
+            recent.removeValue(forKey: key)
             let st = try db.statement(sqlDelete)
             defer { st.rewind() }
             st.bind(1, SQLiteDocumentStore.parent(key))
             st.bind(2, key.id)
             while try st.step() {}
             try indexes?.remove(key, in: db)
+            remember(key, nil, bytes: 0)
         }
     }
 

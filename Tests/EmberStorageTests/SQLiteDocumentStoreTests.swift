@@ -1,0 +1,94 @@
+import XCTest
+import Foundation
+import EmberModel
+import EmberStorage
+
+/// SQLiteDocumentStore's recent rows: a read answered from them is always what the table holds,
+/// through puts, conditional puts, removes and rolled-back transactions, small rows and large.
+final class SQLiteDocumentStoreTests: XCTestCase {
+    func testARolledBackWriteIsNotReadBack() throws {
+        let dir = TempDir()
+        let p = try SQLitePersistence(path: dir.file(), sharedDocuments: true)
+        defer { p.close() }
+        let store = p.backendDocuments
+        store.put(sdoc("c/a", ["v": .int(1)], version: 1))
+        XCTAssertEqual(store.get(skey("c/a"))?.version, 1)   // known now
+        XCTAssertNil(store.get(skey("c/new")))               // known absent now
+        struct Boom: Error {}
+        XCTAssertThrowsError(try p.runTransaction("t") {
+            store.put(sdoc("c/a", ["v": .int(2)], version: 2))
+            store.put(sdoc("c/new", ["v": .int(2)], version: 2))
+            XCTAssertEqual(store.get(skey("c/a"))?.version, 2)   // inside: the transaction's rows
+            throw Boom()
+        })
+        XCTAssertEqual(store.get(skey("c/a"))?.version, 1)
+        XCTAssertEqual(store.get(skey("c/a"))?.data["v"], .int(1))
+        XCTAssertNil(store.get(skey("c/new")))
+    }
+
+    func testReadsMatchTheTableThroughRandomWrites() throws {
+        let dir = TempDir()
+        let p = try SQLitePersistence(path: dir.file(), sharedDocuments: true)
+        let store = p.backendDocuments
+        var model: [String: Document] = [:]   // what the table holds
+        var rng = SystemRandomNumberGenerator()
+        let seed = UInt64.random(in: 0..<UInt64.max, using: &rng)
+        var g = SplitMix(seed: seed)
+        let keys = (0..<300).map { "c/d\($0)" }   // more keys than the store remembers
+        struct Boom: Error {}
+        for step in 0..<4000 {
+            let k = keys[Int(g.next() % UInt64(keys.count))]
+            let v = Int64(g.next() % 50)
+            switch g.next() % 7 {
+            case 0, 1:   // some over the size the store keeps in memory
+                var fields: [String: Value] = ["v": .int(v), "s": .int(Int64(step))]
+                if v % 5 == 0 { fields["big"] = .string(String(repeating: "x", count: 5000)) }
+                let d = sdoc(k, fields, version: v)
+                store.put(d)
+                model[k] = d
+            case 2:
+                let d = sdoc(k, ["v": .int(v)], version: v)
+                if store.putIfNewer(d) { model[k] = d }
+                else { XCTAssertGreaterThan(model[k]?.version ?? Int64.max, v, "seed \(seed)") }
+            case 3:
+                store.remove(skey(k))
+                model[k] = nil
+            case 4:
+                let d = Document.missing(skey(k), version: v)
+                store.put(d)
+                model[k] = d
+            case 5:   // a pending local state is stored as a plain backend row
+                let d = Document(key: skey(k), data: MapValue(["l": .int(v)]), version: v, createTime: v, updateTime: v,
+                                 hasLocalMutations: true)
+                store.put(d)
+                model[k] = Document(key: skey(k), data: d.data, version: v, createTime: v, updateTime: v)
+            default:
+                XCTAssertThrowsError(try p.runTransaction("rolled back") {
+                    store.put(sdoc(k, ["never": .bool(true)], version: 99))
+                    _ = store.get(skey(k))
+                    store.remove(skey(keys[Int(g.next() % UInt64(keys.count))]))
+                    throw Boom()
+                })
+            }
+            let probe = keys[Int(g.next() % UInt64(keys.count))]
+            for key in [k, probe] { assertSame(store.get(skey(key)), model[key], "step \(step), seed \(seed)") }
+        }
+        p.close()
+        let q = try SQLitePersistence(path: dir.file(), sharedDocuments: true)
+        defer { q.close() }
+        for k in keys { assertSame(q.backendDocuments.get(skey(k)), model[k], "after reopening, seed \(seed)") }
+    }
+
+    private func assertSame(_ got: Document?, _ want: Document?, _ what: String, line: UInt = #line) {
+        guard let want else { return XCTAssertNil(got, what, line: line) }
+        guard let got else { return XCTFail("missing: \(what)", line: line) }
+        XCTAssertEqual(got.exists, want.exists, what, line: line)
+        XCTAssertEqual(got.version, want.version, what, line: line)
+        XCTAssertEqual(got.data, want.data, what, line: line)
+        XCTAssertFalse(got.hasLocalMutations, what, line: line)
+        if want.exists {
+            XCTAssertEqual(got.createTime, want.createTime, what, line: line)
+            XCTAssertEqual(got.updateTime, want.updateTime, what, line: line)
+        }
+    }
+}
