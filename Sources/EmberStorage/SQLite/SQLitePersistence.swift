@@ -31,6 +31,8 @@ public final class SQLitePersistence: Persistence {
     private var closed = false
     /// The first storage error inside the open transaction (nil when none, or none is open).
     private var transactionError: Error?
+    /// A transaction's first and last statements, prepared once.
+    private let sqlBegin = SQL("BEGIN"), sqlCommit = SQL("COMMIT")
     /// The LRU clock: bumped by each outermost transaction.
     private(set) var sequence: Int64 = 0
     /// The first storage error met after opening (reads then return nothing, writes are dropped).
@@ -214,7 +216,7 @@ public final class SQLitePersistence: Persistence {
                 defer { depth -= 1 }
                 return try body()
             }
-            do { try db.exec("BEGIN") } catch {
+            do { try db.run(sqlBegin) } catch {
                 record(error)
                 throw error
             }
@@ -237,7 +239,7 @@ public final class SQLitePersistence: Persistence {
                 rollBack()
                 throw e
             }
-            do { try db.exec("COMMIT") } catch {
+            do { try db.run(sqlCommit) } catch {
                 record(error)
                 rollBack()
                 throw error
