@@ -76,7 +76,15 @@ public struct ResourcePath: Hashable, Sendable, CustomStringConvertible {
     /// -1, 0, 1: numeric ids first, by number; then other ids by UTF-8 bytes.
     @inline(__always)
     public static func compareSegments(_ a: String, _ b: String) -> Int {
-        // Only an id starting with '_' can be numeric: the common case is one byte away.
+        // Only an id starting with '_' can be numeric: the common case reads both strings' bytes
+        // once, for the first byte and the comparison (a key comparison was a tenth of a write
+        // to a 1,000-document query's view).
+        if let r = a.utf8.withContiguousStorageIfAvailable({ pa in
+            b.utf8.withContiguousStorageIfAvailable { pb -> Int? in
+                if pa.first == 95 || pb.first == 95 { return nil }
+                return compareUTF8(pa, pb)
+            }
+        }), let r2 = r, let c = r2 { return c }
         if a.utf8.first == 95 || b.utf8.first == 95 {
             switch (numericId(a), numericId(b)) {
             case (let x?, let y?): return x < y ? -1 : (x > y ? 1 : 0)

@@ -77,6 +77,20 @@ final class ResourcePathTests: XCTestCase {
         }
     }
 
+    /// Other ids order by their UTF-8 bytes, short (inline) and long (heap) strings alike, with
+    /// canonically equivalent ids apart; an id starting with '_' that is not numeric among them.
+    func testIdsOrderByTheirBytes() throws {
+        let long = String(repeating: "b", count: 20)
+        let ordered = ["a/__id7__", "a/_", "a/_" + long, "a/" + long, "a/" + long + "c", "a/e\u{301}",
+                       "a/e\u{301}" + long, "a/\u{E9}", "a/\u{E9}" + long, "a/\u{1F600}"]
+        for (i, x) in ordered.enumerated() {
+            for (j, y) in ordered.enumerated() {
+                XCTAssertEqual(path(x).compare(path(y)), i < j ? -1 : (i > j ? 1 : 0), "\(x) vs \(y)")
+                XCTAssertEqual(path(x) == path(y), i == j, "\(x) vs \(y)")
+            }
+        }
+    }
+
     /// Firestore's limits (issue 10.4): an id is at most 1,500 bytes; a document name at most 6 KiB
     /// counted as Firestore counts a name's size (each id plus 1, plus 16). The emulator refuses an
     /// id of 1,501 bytes ("The key path element name is longer than 1500 bytes.") and does not
