@@ -1,8 +1,32 @@
 // Tests of EventThread (one thread, posted order, drain, stop) and Semaphore.
 import XCTest
-import EmberCore
+@testable import EmberCore
 
 final class EventThreadTests: XCTestCase {
+
+    func testSpinFollowsTheGapBetweenEvents() {
+        let base = EventThread.baseSpinNanos, most = EventThread.maxSpinNanos
+        XCTAssertEqual(EventThread.nextSpin(afterGap: 0), base)              // back to back
+        XCTAssertEqual(EventThread.nextSpin(afterGap: 10_000), base)         // covered by the base spin
+        XCTAssertEqual(EventThread.nextSpin(afterGap: 60_000), 120_000)      // a stream every ~60 µs
+        XCTAssertEqual(EventThread.nextSpin(afterGap: most / 2 + 1), most)   // capped
+        XCTAssertEqual(EventThread.nextSpin(afterGap: most), most)
+        XCTAssertEqual(EventThread.nextSpin(afterGap: most + 1), base)       // no stream: the base again
+        XCTAssertEqual(EventThread.nextSpin(afterGap: 5_000_000_000), base)
+    }
+
+    func testWorkPostedAfterPausesOfEveryLengthRuns() {
+        // Posts that find the thread spinning, parking or parked: each runs once, in order.
+        let events = EventThread(name: "t")
+        defer { events.stop() }
+        let seen = Box<[Int]>([])
+        for (i, pause) in [0, 20, 80, 150, 300, 1_000, 5_000, 40, 40, 40, 0].enumerated() {
+            if pause > 0 { usleep(useconds_t(pause)) }
+            events.post { seen.mutate { $0.append(i) } }
+        }
+        events.drain()
+        XCTAssertEqual(seen.value, Array(0..<11))
+    }
 
     func testRunsWorkInPostedOrderOnItsOwnThread() {
         let events = EventThread(name: "t")
