@@ -179,6 +179,9 @@ public struct DocumentKey: Hashable, Comparable, Sendable, CustomStringConvertib
     /// dictionaries a listener costs.)
     private let hashCode: Int
     var parentHash: Int { Int(UInt64(bitPattern: Int64(hashCode)) >> 32) }
+    /// The precomputed hash (stable within a process, not across processes), for tables that
+    /// place keys themselves.
+    public var precomputedHash: Int { hashCode }
 
     public init(path: ResourcePath) throws {
         guard path.isDocumentPath else {

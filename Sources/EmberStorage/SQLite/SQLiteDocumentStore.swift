@@ -21,14 +21,16 @@ final class SQLiteDocumentStore: DocumentStore {
     /// An upper bound of `byteSize` once computed (puts add their size, removes leave it), so the
     /// collector need not sum the table while the cache is under its threshold.
     private var bytesUpperBound: Int64?
-    /// The rows last read or written through this store, by key (an inner nil: no row), so the
-    /// several reads of one write's document (the local apply, the commit's before-state, the
-    /// acknowledgement's refresh) cost one seek, not four. Every write of a row goes through this
-    /// store and updates it; it is used under the persistence lock like the connection, and
-    /// forgotten when a transaction rolls back (`forgetCachedState`). Bounded in rows and in
-    /// memory: a row whose fields take more than `recentMaxBytes` stored is not kept.
-    private var recent: [DocumentKey: Document?] = [:]
-    private static let recentMax = 128, recentMaxBytes = 4096
+    /// Rows recently read or written through this store, in a small table placed by the key's
+    /// hash (a newer row takes the slot; an inner nil: no row), so the several reads of one
+    /// write's document (the local apply, the commit's before-state, the acknowledgement's
+    /// refresh) cost one seek, not four. Every write of a row goes through this store and
+    /// updates it; it is used under the persistence lock like the connection, and emptied when a
+    /// transaction rolls back (`forgetCachedState`). A row whose fields take more than
+    /// `recentMaxBytes` stored is not kept, so the table holds at most a few MiB.
+    private var recent = [RecentRow?](repeating: nil, count: SQLiteDocumentStore.recentSlots)
+    private struct RecentRow { let key: DocumentKey; let doc: Document? }
+    private static let recentSlots = 256, recentMaxBytes = 4096
 
     init(persistence: SQLitePersistence, table: String, indexes: SQLiteIndexManager?) {
         self.persistence = persistence
@@ -78,7 +80,7 @@ final class SQLiteDocumentStore: DocumentStore {
 
     func get(_ key: DocumentKey) -> Document? {
         persistence.access(nil) { db in
-            if let known = recent[key] { return known }
+            if let r = recent[slot(key)], r.key == key { return r.doc }
             let st = try db.statement(sqlGet)
             defer { st.rewind() }
             // The key's text is bound without a copy, for the time of the step.
@@ -120,16 +122,26 @@ final class SQLiteDocumentStore: DocumentStore {
     func forgetCachedState() {
         knownParents.removeAll(keepingCapacity: true)
         bytesUpperBound = nil
-        recent.removeAll()
+        for i in recent.indices { recent[i] = nil }
     }
 
     /// Records what the table holds for `key`, whose stored fields take `bytes` (called with the
     /// persistence lock held).
     @inline(__always)
     private func remember(_ key: DocumentKey, _ doc: Document?, bytes: Int) {
-        guard bytes <= SQLiteDocumentStore.recentMaxBytes else { return }
-        if recent.count >= SQLiteDocumentStore.recentMax { recent.removeAll(keepingCapacity: true) }
-        recent[key] = .some(doc)
+        guard bytes <= SQLiteDocumentStore.recentMaxBytes else { return forget(key) }
+        recent[slot(key)] = RecentRow(key: key, doc: doc)
+    }
+
+    @inline(__always)
+    private func forget(_ key: DocumentKey) {
+        let s = slot(key)
+        if let r = recent[s], r.key == key { recent[s] = nil }
+    }
+
+    @inline(__always)
+    private func slot(_ key: DocumentKey) -> Int {
+        Int(truncatingIfNeeded: (UInt64(bitPattern: Int64(key.precomputedHash)) &* 0x9E37_79B9_7F4A_7C15) >> 56)
     }
 
     func putIfNewer(_ doc: Document) -> Bool {
@@ -140,7 +152,7 @@ final class SQLiteDocumentStore: DocumentStore {
     private func write(_ doc: Document, _ st: SQLiteStatement, in db: SQLiteDatabase) throws -> Bool {
         defer { st.rewind() }
         // Known again only once the row is written: a failure below leaves the key unknown.
-        recent.removeValue(forKey: doc.key)
+        forget(doc.key)
         var parent = SQLiteDocumentStore.parent(doc.key)
         var id = doc.key.id
         var group = doc.key.collectionGroup
@@ -194,7 +206,7 @@ final class SQLiteDocumentStore: DocumentStore {
 
     func remove(_ key: DocumentKey) {
         persistence.access(()) { db in
-            recent.removeValue(forKey: key)
+            forget(key)
             let st = try db.statement(sqlDelete)
             defer { st.rewind() }
             st.bind(1, SQLiteDocumentStore.parent(key))
