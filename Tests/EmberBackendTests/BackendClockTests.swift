@@ -1,0 +1,65 @@
+import XCTest
+import Foundation
+import Dispatch
+import EmberModel
+import EmberStorage
+@testable import EmberBackend
+
+/// The backend's clock in a durable store: the file holds a mark at or above every version
+/// issued, written once per lease rather than by every commit, and a reopened backend's versions
+/// continue above every version issued before.
+final class BackendClockTests: XCTestCase {
+    private final class SilentClient: BackendClient, @unchecked Sendable {
+        let queue = DispatchQueue(label: "test.clock.client")
+        func backend(_ link: any BackendLink, didSend event: BackendEvent) {}
+    }
+
+    private func commit(_ conn: BackendConnection, _ i: Int, file: StaticString = #filePath, line: UInt = #line) -> Int64? {
+        let m = Mutation(key: try! DocumentKey(parsing: "c/d\(i % 7)"), kind: .set(MapValue(["v": .int(Int64(i))])))
+        guard case .acknowledged(.commit(let version, _, _)) = conn.commitNow(MutationBatch(batchId: Int64(i + 1), localWriteTime: 0, mutations: [m])) else {
+            XCTFail("commit \(i) was not acknowledged", file: file, line: line)
+            return nil
+        }
+        return version
+    }
+
+    func testTheStoredClockCoversEveryVersionAndIsWrittenOncePerLease() throws {
+        let dir = NSTemporaryDirectory() + "ember-clock-\(getpid())-\(UInt64.random(in: 0..<UInt64.max))"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let path = dir + "/db.ember"
+        var versions: [Int64] = []
+        do {
+            let p = try SQLitePersistence(path: path)
+            let backend = Backend(persistence: p)
+            let client = SilentClient()
+            let conn = backend.connect(client: client, queue: client.queue)
+            var marks = Set<Int64>()
+            let start = Date()
+            for i in 0..<60 {
+                guard let v = commit(conn, i) else { return }
+                versions.append(v)
+                let mark = try XCTUnwrap(p.metadata(PersistenceKey.backendVersion))
+                XCTAssertGreaterThanOrEqual(mark, v, "the file's clock covers every version issued")
+                marks.insert(mark)
+            }
+            // One mark per lease (a second of versions), not one per commit.
+            let seconds = Int(Date().timeIntervalSince(start))
+            XCTAssertLessThanOrEqual(marks.count, seconds / Int(Backend.clockLease / 1_000_000) + 2, "\(marks.count) marks")
+            conn.disconnect()
+            backend.flush()
+            p.close()
+        }
+        XCTAssertEqual(versions, versions.sorted())
+        XCTAssertEqual(Set(versions).count, versions.count)
+        let q = try SQLitePersistence(path: path)
+        defer { q.close() }
+        let backend = Backend(persistence: q)
+        let client = SilentClient()
+        let conn = backend.connect(client: client, queue: client.queue)
+        defer { conn.disconnect(); backend.flush() }
+        let after = try XCTUnwrap(commit(conn, 100))
+        XCTAssertGreaterThan(after, versions.last!)
+        XCTAssertGreaterThanOrEqual(try XCTUnwrap(q.metadata(PersistenceKey.backendVersion)), after)
+    }
+}
