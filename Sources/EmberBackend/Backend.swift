@@ -22,10 +22,12 @@ public final class Backend: @unchecked Sendable {
     private(set) var lastVersion: Int64 = 0
     /// The clock as stored (durable stores): a mark at or above every version issued, written a
     /// lease ahead (`clockLease`) so that most commits need not write it (one page less in the
-    /// file per commit). A reopened backend starts at the mark, so after a restart versions can run
-    /// up to a lease ahead of the wall clock, and never behind a version issued before.
+    /// file per commit), and set to the exact last version at a clean close (`storeExactClock`).
+    /// A reopened backend starts at the mark: never behind a version issued before, and after a
+    /// crash (or an exit without close) up to a lease ahead of the wall clock until it catches up.
+    /// (The mark is written in the commit's own transaction, which must be the outermost one.)
     private var storedClock: Int64 = 0
-    static let clockLease: Int64 = 1_000_000
+    static let clockLease: Int64 = 100_000
     var connections: [Int: BackendConnection] = [:]
     private var nextConnectionId = 1
     let targets = BackendTargetIndex()
@@ -76,6 +78,20 @@ public final class Backend: @unchecked Sendable {
     /// The ids of the collections under `parent` holding a document (ListCollectionIds).
     public func collectionIds(under parent: ResourcePath) -> Set<String> {
         queue.sync { store.collectionIds(under: parent) }
+    }
+
+    /// Stores the exact last version as the clock's mark (before the file closes), so that a
+    /// reopened backend continues from it rather than from a lease ahead: repeated opens and
+    /// closes do not push the clock ahead of the wall clock.
+    public func storeExactClock() {
+        queue.sync {
+            guard persistence.isDurable, storedClock > lastVersion else { return }
+            let exact = lastVersion
+            // A close that cannot store it leaves the mark ahead: still never behind.
+            if (try? persistence.runTransaction("clock") { persistence.setMetadata(PersistenceKey.backendVersion, exact) }) != nil {
+                storedClock = exact
+            }
+        }
     }
 
     /// A strictly increasing clock in µs, close to wall-clock time.

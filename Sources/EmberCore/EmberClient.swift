@@ -266,6 +266,7 @@ public final class EmberClient: @unchecked Sendable {
         if !owned.isEmpty {
             // The backend may still be applying a commit: let it finish before the file closes.
             backend.flush()
+            backend.storeExactClock()
             for p in owned { p.close() }
         }
         let actions: [() -> Void] = stateLock.withLock { defer { closeActions = [] }; return closeActions }

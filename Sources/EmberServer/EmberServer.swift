@@ -181,6 +181,7 @@ public final class EmberServer: @unchecked Sendable {
         }
         door.backend.flush()
         door.close()
+        door.backend.storeExactClock()
         persistence.close()
         logger.info("stopped", metadata: ["event": "stop"])
     }

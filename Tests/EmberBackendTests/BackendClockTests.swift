@@ -43,9 +43,9 @@ final class BackendClockTests: XCTestCase {
                 XCTAssertGreaterThanOrEqual(mark, v, "the file's clock covers every version issued")
                 marks.insert(mark)
             }
-            // One mark per lease (a second of versions), not one per commit.
-            let seconds = Int(Date().timeIntervalSince(start))
-            XCTAssertLessThanOrEqual(marks.count, seconds / Int(Backend.clockLease / 1_000_000) + 2, "\(marks.count) marks")
+            // One mark per lease of versions, not one per commit.
+            let micros = Int64(Date().timeIntervalSince(start) * 1_000_000)
+            XCTAssertLessThanOrEqual(Int64(marks.count), micros / Backend.clockLease + 2, "\(marks.count) marks")
             conn.disconnect()
             backend.flush()
             p.close()
@@ -61,5 +61,32 @@ final class BackendClockTests: XCTestCase {
         let after = try XCTUnwrap(commit(conn, 100))
         XCTAssertGreaterThan(after, versions.last!)
         XCTAssertGreaterThanOrEqual(try XCTUnwrap(q.metadata(PersistenceKey.backendVersion)), after)
+    }
+
+    func testOpeningAndClosingAgainAndAgainKeepsTheClockAtTheWallClock() throws {
+        // Each clean close stores the exact last version: without it, every reopen would start a
+        // lease ahead and twenty cycles would run twenty leases ahead of the wall clock.
+        let dir = NSTemporaryDirectory() + "ember-clock-\(getpid())-\(UInt64.random(in: 0..<UInt64.max))"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        var last: Int64 = 0
+        for cycle in 0..<20 {
+            let p = try SQLitePersistence(path: dir + "/db.ember")
+            let backend = Backend(persistence: p)
+            let client = SilentClient()
+            let conn = backend.connect(client: client, queue: client.queue)
+            guard let v = commit(conn, cycle) else { return }
+            XCTAssertGreaterThan(v, last)
+            last = v
+            conn.disconnect()
+            backend.flush()
+            backend.storeExactClock()
+            XCTAssertEqual(p.metadata(PersistenceKey.backendVersion), v)
+            p.close()
+        }
+        var ts = timespec()
+        clock_gettime(CLOCK_REALTIME, &ts)
+        let now = Int64(ts.tv_sec) * 1_000_000 + Int64(ts.tv_nsec) / 1000
+        XCTAssertLessThanOrEqual(last, now + Backend.clockLease, "the clock ran \(last - now) µs ahead")
     }
 }

@@ -50,6 +50,22 @@ final class EmbeddedDefaultTests: XCTestCase {
 
     /// The local event of a write shows it applied once (the overlay is computed on the document
     /// as it was before the commit), then its acknowledgement shows the committed value.
+    func testCloseStoresTheExactClock() throws {
+        // The clock's mark runs a lease ahead while open; a clean close stores the last version
+        // itself, so reopening again and again does not push versions ahead of the wall clock.
+        var versions: [Int64] = []
+        for i in 0..<3 {
+            let c = try open()
+            let done = Semaphore()
+            try c.write([setM("c/a", n(Int64(i)))]) { _ in done.signal() }
+            XCTAssertTrue(done.wait(seconds: 10))
+            versions.append(try XCTUnwrap(c.backend.document(at: key("c/a"))?.updateTime))
+            c.close()
+            try inspect { p in XCTAssertEqual(p.metadata(PersistenceKey.backendVersion), versions.last) }
+        }
+        XCTAssertEqual(versions, versions.sorted())
+    }
+
     func testIncrementIsAppliedOnceInTheLocalEvent() throws {
         let c = try open()
         defer { c.close() }
