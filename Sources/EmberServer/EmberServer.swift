@@ -174,16 +174,21 @@ public final class EmberServer: @unchecked Sendable {
                 try await group.waitForAll()
             } catch {
                 logger.error("stopped on error", metadata: ["event": "error", "error": "\(error)"])
-                door.close()
-                persistence.close()
+                closeStore()
                 throw error
             }
         }
+        closeStore()
+        logger.info("stopped", metadata: ["event": "stop"])
+    }
+
+    /// Ends the backend's work and closes the file, with the clock's exact last version stored
+    /// (on either way of stopping), so the next start does not begin a lease ahead.
+    private func closeStore() {
         door.backend.flush()
         door.close()
         door.backend.storeExactClock()
         persistence.close()
-        logger.info("stopped", metadata: ["event": "stop"])
     }
 
     /// The port bound (the one asked for, or the one picked for port 0); waits for the bind.
