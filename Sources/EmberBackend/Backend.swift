@@ -40,6 +40,14 @@ public final class Backend: @unchecked Sendable {
     /// Whether the last refused commit was refused because its transaction could not be stored
     /// (on `queue`; read by `BackendConnection.commitNow` right after the commit).
     private(set) var lastCommitNotStored = false
+    /// Whether the keys plain sets write are mostly new, from the last ones seen (a saturating
+    /// count in -16...16: a new key adds one, an existing key takes one away). While positive,
+    /// commits insert such keys without reading them first (`DocumentStore.insertIfAbsent`).
+    private(set) var newKeysGuess = 16
+
+    private func noteKey(new: Bool) {
+        newKeysGuess = new ? min(newKeysGuess + 1, 16) : max(newKeysGuess - 1, -16)
+    }
 
     public init(persistence: Persistence) {
         self.persistence = persistence
@@ -126,24 +134,49 @@ public final class Backend: @unchecked Sendable {
         // Per distinct key, in first-seen order: its state before the commit and after it (nil
         // while only verified). One dictionary lookup per mutation finds the key's slot.
         var order: [DocumentKey] = []
-        var before: [Document?] = []
-        var after: [Document?] = []
+        var slotOf: [Int] = []
+        var blind: [Bool] = []
+        var first: [Int] = []
         var slot: [DocumentKey: Int] = [:]
         slot.reserveCapacity(mutations.count)
+        slotOf.reserveCapacity(mutations.count)
+        for m in mutations {
+            if let s = slot[m.key] {
+                blind[s] = false
+                slotOf.append(s)
+            } else {
+                slot[m.key] = order.count
+                slotOf.append(order.count)
+                order.append(m.key)
+                blind.append(m.isBlindSet)
+                first.append(slotOf.count - 1)
+            }
+        }
+        // A key whose one write in the batch is a plain set is not read first while such keys
+        // are mostly new (`newKeysGuess`): the transaction inserts it, and reads it only when
+        // it turns out to be there (`unread`). Its `before` stays nil until then.
+        let guessNew = authorize == nil && newKeysGuess > 0 && store.insertsWithoutReading
+        var unread = [Bool](repeating: false, count: order.count)
+        var before: [Document?] = []
+        before.reserveCapacity(order.count)
+        for (i, key) in order.enumerated() {
+            if guessNew && blind[i] {
+                unread[i] = true
+                before.append(nil)
+                continue
+            }
+            let b = store.get(key)
+            if blind[i] { noteKey(new: b == nil) }
+            before.append(b)
+        }
+        var after = [Document?](repeating: nil, count: order.count)
         // The authorizer's reader of other documents (a local function: no closure is allocated
         // on commits that have no authorizer).
         func read(_ key: DocumentKey) -> Document? { store.get(key).flatMap { $0.exists ? $0 : nil } }
         var current: (mutation: Mutation, state: Document?)?
         do {
-            for m in mutations {
-                let i: Int
-                if let s = slot[m.key] { i = s } else {
-                    i = order.count
-                    slot[m.key] = i
-                    order.append(m.key)
-                    before.append(store.get(m.key))
-                    after.append(nil)
-                }
+            for (j, m) in mutations.enumerated() {
+                let i = slotOf[j]
                 if authorize != nil { current = (m, after[i] ?? before[i]) }
                 if let result = try m.applyAtBackend(to: after[i] ?? before[i], commitTime: version) {
                     // A set was checked whole by the client; a patch or transform can grow the
@@ -192,6 +225,22 @@ public final class Backend: @unchecked Sendable {
             try persistence.runTransaction("backend commit") {
                 for (i, key) in order.enumerated() {
                     guard let doc = after[i], !unchanged[i] else { continue }
+                    if unread[i] {
+                        if store.insertIfAbsent(doc) { noteKey(new: true); continue }
+                        // There after all: the set applies to what is stored, as if read first.
+                        noteKey(new: false)
+                        let b = store.get(key)
+                        before[i] = b
+                        guard let a = try mutations[first[i]].applyAtBackend(to: b, commitTime: version) else { continue }
+                        if a.exists, let b, b.exists, a.data == b.data {
+                            after[i] = b
+                            unchanged[i] = true
+                            continue
+                        }
+                        after[i] = a
+                        store.put(a)
+                        continue
+                    }
                     if doc.exists { store.put(doc) } else { store.remove(key) }
                 }
                 if persistence.isDurable {

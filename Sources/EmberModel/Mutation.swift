@@ -34,6 +34,13 @@ public struct Mutation: Sendable {
 
     public var isPatch: Bool { if case .patch = kind { return true } else { return false } }
 
+    /// A whole-document set with no precondition and no transform: its result does not depend on
+    /// the stored document, except for the create time it keeps.
+    public var isBlindSet: Bool {
+        guard case .set = kind, precondition == .none else { return false }
+        return transforms.isEmpty
+    }
+
     /// Applies the mutation as the client sees it before the backend has it: server timestamps
     /// read as null; a failing precondition leaves the document as it is.
     public func applyLocally(to doc: Document?, localWriteTime: Int64) -> Document? {

@@ -51,6 +51,12 @@ public protocol DocumentStore: AnyObject {
     func put(_ doc: Document)
     /// Puts `doc` unless the store holds a newer version of it; true when it was stored.
     func putIfNewer(_ doc: Document) -> Bool
+    /// Stores `doc` only when the store holds no entry for its key (not even a tombstone); true
+    /// when it was stored. With `insertsWithoutReading`, cheaper than a `get` then a `put`.
+    func insertIfAbsent(_ doc: Document) -> Bool
+    /// Whether a writer of documents that are probably new should `insertIfAbsent` rather than
+    /// read first: true where a read is a seek in a file, false where it is a dictionary lookup.
+    var insertsWithoutReading: Bool { get }
     func remove(_ key: DocumentKey)
     /// Every entry whose parent is `collection`, tombstones included, in no particular order.
     func documents(in collection: ResourcePath) -> [Document]
@@ -88,6 +94,12 @@ extension DocumentStore {
         put(doc)
         return true
     }
+    public func insertIfAbsent(_ doc: Document) -> Bool {
+        if get(doc.key) != nil { return false }
+        put(doc)
+        return true
+    }
+    public var insertsWithoutReading: Bool { false }
     public func documents(matching query: Query) -> [Document] {
         if let g = query.collectionGroup { return documents(inGroup: g) }
         return documents(in: query.path)

@@ -73,6 +73,18 @@ final class MemoryDocumentStoreTests: XCTestCase {
         XCTAssertEqual(s.get(key("c/gone"))?.exists, true)
     }
 
+    func testInsertIfAbsentLeavesAnyEntryAlone() {
+        let s = MemoryDocumentStore()
+        XCTAssertFalse(s.insertsWithoutReading, "a dictionary lookup is cheaper than a failed insert")
+        XCTAssertTrue(s.insertIfAbsent(doc("c/new")))
+        XCTAssertEqual(s.get(key("c/new"))?.exists, true)
+        XCTAssertFalse(s.insertIfAbsent(Document.missing(key("c/new"), version: 5)))
+        XCTAssertEqual(s.get(key("c/new"))?.exists, true)
+        s.put(Document.missing(key("c/gone"), version: 9))
+        XCTAssertFalse(s.insertIfAbsent(doc("c/gone")), "a tombstone is an entry")
+        XCTAssertEqual(s.get(key("c/gone"))?.version, 9)
+    }
+
     func testDocumentsInACollectionAreOnlyItsDirectChildren() {
         let s = MemoryDocumentStore()
         for k in ["cities/SF", "cities/LA", "cities/SF/landmarks/gg", "cities/LA/landmarks/x", "citiesX/a", "other/SF"] { s.put(doc(k)) }

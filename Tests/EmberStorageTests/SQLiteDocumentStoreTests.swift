@@ -4,7 +4,8 @@ import EmberModel
 import EmberStorage
 
 /// SQLiteDocumentStore's recent rows: a read answered from them is always what the table holds,
-/// through puts, conditional puts, removes and rolled-back transactions, small rows and large.
+/// through puts, conditional puts, inserts where absent, removes and rolled-back transactions,
+/// small rows and large.
 final class SQLiteDocumentStoreTests: XCTestCase {
     func testARolledBackWriteIsNotReadBack() throws {
         let dir = TempDir()
@@ -39,7 +40,7 @@ final class SQLiteDocumentStoreTests: XCTestCase {
         for step in 0..<4000 {
             let k = keys[Int(g.next() % UInt64(keys.count))]
             let v = Int64(g.next() % 50)
-            switch g.next() % 7 {
+            switch g.next() % 8 {
             case 0, 1:   // some over the size the store keeps in memory
                 var fields: [String: Value] = ["v": .int(v), "s": .int(Int64(step))]
                 if v % 5 == 0 { fields["big"] = .string(String(repeating: "x", count: 5000)) }
@@ -62,6 +63,10 @@ final class SQLiteDocumentStoreTests: XCTestCase {
                                  hasLocalMutations: true)
                 store.put(d)
                 model[k] = Document(key: skey(k), data: d.data, version: v, createTime: v, updateTime: v)
+            case 6:   // stored only where the table holds nothing for the key, not even a tombstone
+                let d = sdoc(k, ["i": .int(v)], version: v)
+                XCTAssertEqual(store.insertIfAbsent(d), model[k] == nil, "step \(step), seed \(seed)")
+                if model[k] == nil { model[k] = d }
             default:
                 XCTAssertThrowsError(try p.runTransaction("rolled back") {
                     store.put(sdoc(k, ["never": .bool(true)], version: 99))

@@ -14,7 +14,7 @@ final class SQLiteDocumentStore: DocumentStore {
     private let selectColumns = "parent, id, present, version, create_time, update_time, data"
 
     // The hot statements, their SQL built once (see `SQL`).
-    private let sqlGet: SQL, sqlVersion: SQL, sqlPut: SQL, sqlPutIfNewer: SQL, sqlDelete: SQL
+    private let sqlGet: SQL, sqlVersion: SQL, sqlPut: SQL, sqlPutIfNewer: SQL, sqlInsertIfAbsent: SQL, sqlDelete: SQL
     private let sqlInCollection: SQL, sqlParentsInGroup: SQL, sqlAddParent: SQL
     /// Parents known to be in the `collections` table (bounded; a miss costs one INSERT OR IGNORE).
     private var knownParents = Set<UTF8String>()
@@ -48,6 +48,7 @@ final class SQLiteDocumentStore: DocumentStore {
                 size = excluded.size, seq = excluded.seq
               WHERE excluded.version >= \(table).version
             """)
+        sqlInsertIfAbsent = SQL("INSERT INTO \(table)(\(cols)) VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10) ON CONFLICT(parent, id) DO NOTHING")
         sqlDelete = SQL("DELETE FROM \(table) WHERE parent = ?1 AND id = ?2")
         sqlInCollection = SQL("SELECT \(selectColumns) FROM \(table) WHERE parent = ?1")
         sqlParentsInGroup = SQL("SELECT parent FROM collections WHERE tbl = '\(table)' AND grp = ?1")
@@ -117,6 +118,17 @@ final class SQLiteDocumentStore: DocumentStore {
         persistence.access(()) { db in _ = try write(doc, db.statement(sqlPut), in: db) }
     }
 
+    /// One seek where `get` then `put` would take two: the insert finds the key's place and
+    /// stops there when a row holds it. A key the recent rows know to have one answers at once.
+    func insertIfAbsent(_ doc: Document) -> Bool {
+        persistence.access(false) { db in
+            if let r = recent[slot(doc.key)], r.key == doc.key, r.doc != nil { return false }
+            return try write(doc, db.statement(sqlInsertIfAbsent), in: db)
+        }
+    }
+
+    var insertsWithoutReading: Bool { true }
+
     /// Forgets the parents known to be in `collections`, the size bound and the recent rows: a
     /// rolled-back transaction may have added or changed them.
     func forgetCachedState() {
@@ -148,7 +160,7 @@ final class SQLiteDocumentStore: DocumentStore {
         persistence.access(false) { db in try write(doc, db.statement(sqlPutIfNewer), in: db) }
     }
 
-    /// Runs `st` (sqlPut or sqlPutIfNewer) for `doc`; true when a row changed (then the indexes follow).
+    /// Runs `st` (sqlPut, sqlPutIfNewer or sqlInsertIfAbsent) for `doc`; true when a row changed (then the indexes follow).
     private func write(_ doc: Document, _ st: SQLiteStatement, in db: SQLiteDatabase) throws -> Bool {
         defer { st.rewind() }
         // Known again only once the row is written: a failure below leaves the key unknown.
