@@ -198,8 +198,16 @@ final class View {
             if i < emitted.count && emitted[i].key == old.key { oldIndex = i }
         }
         if c.kind != .removed {
-            let j = position(of: c.doc)
-            newIndex = oldIndex >= 0 && oldIndex < j ? j - 1 : j
+            let i = oldIndex, n = emitted.count
+            if i >= 0 && (i == 0 || Query.compare(emitted[i - 1], c.doc, orderBy: orderBy) < 0)
+                && (i == n - 1 || Query.compare(c.doc, emitted[i + 1], orderBy: orderBy) < 0) {
+                // Still between its neighbours (a metadata change, or any change in a key order):
+                // it stays where it was, found with two comparisons instead of a second search.
+                newIndex = i
+            } else {
+                let j = position(of: c.doc)
+                newIndex = oldIndex >= 0 && oldIndex < j ? j - 1 : j
+            }
         }
         return DocumentChange(kind: c.kind, document: c.doc, oldIndex: oldIndex, newIndex: newIndex)
     }
