@@ -61,7 +61,7 @@ extension Query {
         guard doc.exists else { return false }
         for f in filters where !f.matches(doc) { return false }
         let order = orderBy ?? normalizedOrderBy
-        for ob in order where !ob.field.isDocumentId {
+        for ob in order where !ob.isDocumentId {
             if doc.field(ob.field) == nil { return false }
         }
         if let s = startAt, !Query.boundSortsBefore(s, order, doc) { return false }
@@ -73,7 +73,7 @@ extension Query {
     public static func compare(_ a: Document, _ b: Document, orderBy: [OrderBy]) -> Int {
         for ob in orderBy {
             var c: Int
-            if ob.field.isDocumentId {
+            if ob.isDocumentId {
                 c = a.key.path.compare(b.key.path)
             } else {
                 let va = a.field(ob.field), vb = b.field(ob.field)
@@ -93,7 +93,7 @@ extension Query {
         var c = 0
         for (i, v) in bound.values.enumerated() {
             let ob = orderBy[i]
-            if ob.field.isDocumentId {
+            if ob.isDocumentId {
                 guard case .reference(let k) = v else { return 0 }
                 c = k.path.compare(doc.key.path)
             } else {

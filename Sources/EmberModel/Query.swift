@@ -227,9 +227,12 @@ public struct Query: Sendable, CustomStringConvertible {
 public struct OrderBy: Sendable, Equatable {
     public let field: FieldPath
     public let descending: Bool
+    /// `field.isDocumentId`, known once: every comparison of two documents asks it.
+    public let isDocumentId: Bool
     public init(field: FieldPath, descending: Bool) {
         self.field = field
         self.descending = descending
+        self.isDocumentId = field.isDocumentId
     }
 }
 

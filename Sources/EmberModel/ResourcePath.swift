@@ -134,12 +134,20 @@ public struct ResourcePath: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// -1, 0, 1: segment by segment (numeric ids first, then by UTF-8 bytes); a prefix sorts first.
+    /// True when the two strings have the same 16 bytes: then they are equal (a small string
+    /// holds its bytes inline, a large one its storage): two keys of one collection usually share
+    /// their collection segments this way, and skip comparing them. False says nothing.
+    @inline(__always)
+    static func sameRepresentation(_ a: String, _ b: String) -> Bool {
+        unsafeBitCast(a, to: (UInt64, UInt64).self) == unsafeBitCast(b, to: (UInt64, UInt64).self)
+    }
+
     public func compare(_ other: ResourcePath) -> Int {
         segments.withUnsafeBufferPointer { pa in
             other.segments.withUnsafeBufferPointer { pb in
                 if pa.baseAddress == pb.baseAddress { return 0 }
                 let n = min(pa.count, pb.count)
-                for i in 0..<n {
+                for i in 0..<n where !ResourcePath.sameRepresentation(pa[i], pb[i]) {
                     let c = ResourcePath.compareSegments(pa[i], pb[i])
                     if c != 0 { return c }
                 }

@@ -91,6 +91,27 @@ final class ResourcePathTests: XCTestCase {
         }
     }
 
+    /// Segments that share their representation (one small string, or one large string's
+    /// storage) are skipped as equal; copies made apart compare by their bytes: both give the
+    /// same order.
+    func testSharedAndSeparateSegmentsCompareAlike() {
+        let long = String(repeating: "c", count: 40)
+        let segs = ["a", "b", long, long + "d", "\u{E9}" + long, "_x", "__id3__"]
+        func copy(_ s: String) -> String { String(decoding: Array(s.utf8), as: UTF8.self) }
+        for x in segs {
+            for y in segs {
+                for z in segs {
+                    let shared = ResourcePath(segments: [x, y]), alike = ResourcePath(segments: [copy(x), z])
+                    let byBytes = ResourcePath(segments: [copy(x), copy(y)])
+                    XCTAssertEqual(shared.compare(alike), byBytes.compare(ResourcePath(segments: [copy(x), copy(z)])), "\(x)/\(y) vs \(x)/\(z)")
+                    XCTAssertEqual(shared.compare(ResourcePath(segments: [x, z])), byBytes.compare(ResourcePath(segments: [copy(x), copy(z)])))
+                }
+            }
+        }
+        XCTAssertEqual(ResourcePath(segments: [long, "b"]).compare(ResourcePath(segments: [copy(long), "b"])), 0)
+        XCTAssertEqual(ResourcePath(segments: [long, "a"]).compare(ResourcePath(segments: [long, "b"])), -1)
+    }
+
     /// Firestore's limits (issue 10.4): an id is at most 1,500 bytes; a document name at most 6 KiB
     /// counted as Firestore counts a name's size (each id plus 1, plus 16). The emulator refuses an
     /// id of 1,501 bytes ("The key path element name is longer than 1500 bytes.") and does not
