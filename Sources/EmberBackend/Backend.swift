@@ -166,7 +166,7 @@ public final class Backend: @unchecked Sendable {
                 continue
             }
             let b = store.get(key)
-            if blind[i] { noteKey(new: b == nil) }
+            if blind[i] && authorize == nil { noteKey(new: b == nil) }
             before.append(b)
         }
         var after = [Document?](repeating: nil, count: order.count)
@@ -221,6 +221,7 @@ public final class Backend: @unchecked Sendable {
         // disk, I/O error, read-only file) refuses the whole batch, like any other refusal, and
         // nothing of it is applied or announced.
         var clockMark: Int64?
+        let guessBefore = newKeysGuess
         do {
             try persistence.runTransaction("backend commit") {
                 for (i, key) in order.enumerated() {
@@ -259,6 +260,8 @@ public final class Backend: @unchecked Sendable {
                 }
             }
         } catch {
+            // A statement that failed answered as if the row were there: the guess learnt nothing.
+            newKeysGuess = guessBefore
             lastCommitNotStored = true
             return .failure(EmberError.storage(error))
         }

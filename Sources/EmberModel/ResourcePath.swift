@@ -139,7 +139,9 @@ public struct ResourcePath: Hashable, Sendable, CustomStringConvertible {
     /// their collection segments this way, and skip comparing them. False says nothing.
     @inline(__always)
     static func sameRepresentation(_ a: String, _ b: String) -> Bool {
-        unsafeBitCast(a, to: (UInt64, UInt64).self) == unsafeBitCast(b, to: (UInt64, UInt64).self)
+        // (A String is two words on 64-bit platforms; elsewhere this says nothing.)
+        guard MemoryLayout<String>.size == MemoryLayout<(UInt64, UInt64)>.size else { return false }
+        return unsafeBitCast(a, to: (UInt64, UInt64).self) == unsafeBitCast(b, to: (UInt64, UInt64).self)
     }
 
     public func compare(_ other: ResourcePath) -> Int {
