@@ -40,6 +40,8 @@ final class SyncEngine: BackendClient {
     /// Highest batch id handed to the backend; later batches wait for the network.
     private var sentUpTo: Int64 = 0
     private(set) var closed = false
+    /// A retry of the queued batches is scheduled (`scheduleQueuedRetry`).
+    private var queuedRetryScheduled = false
     /// Batches sent to the backend and not yet acknowledged or rejected (writes made offline are
     /// not sent, so not counted): changed on the worker, read by writers on other threads
     /// (EmberClient.write) as a hint only.
@@ -150,7 +152,15 @@ final class SyncEngine: BackendClient {
                 sentUpTo = b.batchId
                 switch link.commitNow(b) {
                 case .acknowledged(let ack): backend(link, didSend: ack)
-                case .rejected(let e), .notStored(let e): backend(link, didSend: .writeRejected(batchId: b.batchId, error: e))
+                case .rejected(let e): backend(link, didSend: .writeRejected(batchId: b.batchId, error: e))
+                case .notStored:
+                    // The file could not take it (a full disk, an I/O error): the batch is not
+                    // refused but kept queued, with those behind it, and sent again later (on the
+                    // next write, when the network is enabled again, at the next start, or by the
+                    // retry scheduled here), as a write the backend could not reach.
+                    sentUpTo = b.batchId - 1
+                    scheduleQueuedRetry()
+                    return
                 }
             }
             return
@@ -161,6 +171,21 @@ final class SyncEngine: BackendClient {
             sentUpTo = b.batchId
         }
     }
+
+    /// Sends the queued batches again after `queuedRetryDelay` (one retry scheduled at a time).
+    private func scheduleQueuedRetry() {
+        guard !queuedRetryScheduled else { return }
+        queuedRetryScheduled = true
+        worker.asyncAfter(deadline: .now() + SyncEngine.queuedRetryDelay) { [weak self] in
+            guard let self else { return }
+            self.queuedRetryScheduled = false
+            guard !self.closed else { return }
+            self.sendPendingWrites()
+        }
+    }
+
+    /// Seconds between attempts to store a queued batch the file refused.
+    static let queuedRetryDelay = 1.0
 
     func waitForPendingWrites(_ done: @escaping (EmberError?) -> Void) {
         guard let upTo = local.highestPendingBatchId else {

@@ -134,6 +134,41 @@ final class StorageFailureTests: XCTestCase {
         XCTAssertTrue(p.mutationQueue.isEmpty)
     }
 
+    /// The embedded default: a batch queued offline that the file cannot take when it is sent is
+    /// kept queued, not refused (its completion waits, the batch stays in the queue); once space
+    /// returns the scheduled retry sends it, and after reopening every write is in the file.
+    func testQueuedBatchTheFileCannotTakeStaysQueued() throws {
+        let dir = TempDir()
+        let path = dir.file()
+        let p = try SQLitePersistence(path: path, sharedDocuments: true)
+        let client = EmberClient(persistence: p, backend: Backend(persistence: p))
+        try client.disableNetwork()
+        let lock = NSLock()
+        var results: [Int: ErrorCode?] = [:]
+        let answered = DispatchSemaphore(value: 0)
+        for i in 0..<3 {
+            try client.write([Mutation(key: skey("q/d\(i)"), kind: .set(MapValue(big(i))))]) { e in
+                lock.lock(); results[i] = .some(e?.code); lock.unlock()
+                answered.signal()
+            }
+        }
+        try limit(p, extraPages: 1)
+        try client.enableNetwork()
+        XCTAssertEqual(answered.wait(timeout: .now() + 0.5), .timedOut,
+                       "a queued batch was answered while the file was full: \(lock.withLock { results })")
+        XCTAssertFalse(p.mutationQueue.isEmpty, "the batches stay queued")
+        try limit(p, extraPages: nil)
+        for _ in 0..<3 { XCTAssertEqual(answered.wait(timeout: .now() + 10), .success, "sent again once space returned") }
+        let got = lock.withLock { results }
+        for i in 0..<3 { XCTAssertEqual(got[i], .some(nil), "write \(i): \(String(describing: got[i]))") }
+        client.close()
+        p.close()
+        let q = try SQLitePersistence(path: path)
+        defer { q.close() }
+        for i in 0..<3 { XCTAssertEqual(q.backendDocuments.get(skey("q/d\(i)"))?.data["i"], .int(Int64(i)), "write \(i) lost") }
+        XCTAssertTrue(q.mutationQueue.isEmpty)
+    }
+
     /// A memory cache over a durable backend applies a write locally first: when the backend
     /// cannot store it, the write is rolled back with the events of a rejected write (added,
     /// then removed) and its completion gets the error.
