@@ -153,14 +153,18 @@ final class SyncEngine: BackendClient {
                 switch link.commitNow(b) {
                 case .acknowledged(let ack): backend(link, didSend: ack)
                 case .rejected(let e): backend(link, didSend: .writeRejected(batchId: b.batchId, error: e))
-                case .notStored:
-                    // The file could not take it (a full disk, an I/O error): the batch is not
-                    // refused but kept queued, with those behind it, and sent again later (on the
-                    // next write, when the network is enabled again, at the next start, or by the
-                    // retry scheduled here), as a write the backend could not reach.
+                case .notStored(let e) where SyncEngine.mayPass(e):
+                    // The file could not take it for now (a full disk, an I/O error): the batch is
+                    // not refused but kept queued, with those behind it, and sent again later (on
+                    // the next write, when the network is enabled again, at the next start, or by
+                    // the retry scheduled here), as a write the backend could not reach.
                     sentUpTo = b.batchId - 1
                     scheduleQueuedRetry()
                     return
+                case .notStored(let e):
+                    // A file that will not take it again (corrupted, removed, read-only, closed):
+                    // the write fails with the cause rather than waiting for ever.
+                    backend(link, didSend: .writeRejected(batchId: b.batchId, error: e))
                 }
             }
             return
@@ -186,6 +190,10 @@ final class SyncEngine: BackendClient {
 
     /// Seconds between attempts to store a queued batch the file refused.
     static let queuedRetryDelay = 1.0
+
+    /// Whether a storage error may pass (a full disk, an I/O error): a queued batch it stopped is
+    /// tried again. Data loss, a read-only or closed file are not waited out.
+    static func mayPass(_ e: EmberError) -> Bool { e.code == .resourceExhausted || e.code == .unavailable }
 
     func waitForPendingWrites(_ done: @escaping (EmberError?) -> Void) {
         guard let upTo = local.highestPendingBatchId else {

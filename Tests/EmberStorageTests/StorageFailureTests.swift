@@ -169,6 +169,28 @@ final class StorageFailureTests: XCTestCase {
         XCTAssertTrue(q.mutationQueue.isEmpty)
     }
 
+    /// A queued batch the file will never take (here the file was removed: data loss) is not
+    /// retried for ever: its write fails with the cause.
+    func testQueuedBatchAFileThatIsGoneRefusesFails() throws {
+        let dir = TempDir()
+        let p = try SQLitePersistence(path: dir.file(), sharedDocuments: true)
+        defer { p.close() }
+        let client = EmberClient(persistence: p, backend: Backend(persistence: p))
+        defer { client.close() }
+        try client.disableNetwork()
+        let lock = NSLock()
+        var result: ErrorCode?? = nil
+        let answered = DispatchSemaphore(value: 0)
+        try client.write([Mutation(key: skey("q/a"), kind: .set(MapValue(["v": .int(1)])))]) { e in
+            lock.lock(); result = .some(e?.code); lock.unlock()
+            answered.signal()
+        }
+        XCTAssertEqual(unlink(dir.file()), 0)
+        try client.enableNetwork()
+        XCTAssertEqual(answered.wait(timeout: .now() + 10), .success, "the write was left waiting")
+        XCTAssertEqual(lock.withLock { result }, .some(.dataLoss))
+    }
+
     /// A memory cache over a durable backend applies a write locally first: when the backend
     /// cannot store it, the write is rolled back with the events of a rejected write (added,
     /// then removed) and its completion gets the error.
