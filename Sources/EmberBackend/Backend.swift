@@ -45,6 +45,12 @@ public final class Backend: @unchecked Sendable {
     /// commits insert such keys without reading them first (`DocumentStore.insertIfAbsent`).
     private(set) var newKeysGuess = 16
 
+    /// Whether `after` leaves the stored document `before` as it was (both exist, same fields).
+    private static func leavesUnchanged(_ after: Document, _ before: Document?) -> Bool {
+        guard after.exists, let before, before.exists else { return false }
+        return after.data == before.data
+    }
+
     private func noteKey(new: Bool) {
         newKeysGuess = new ? min(newKeysGuess + 1, 16) : max(newKeysGuess - 1, -16)
     }
@@ -212,8 +218,8 @@ public final class Backend: @unchecked Sendable {
         // its update time and tells no listener): only its writer's acknowledgement carries it.
         var unchanged: [Bool] = Array(repeating: false, count: order.count)
         for i in order.indices {
-            if let a = after[i], a.exists, let b = before[i], b.exists, a.data == b.data {
-                after[i] = b
+            if let a = after[i], Backend.leavesUnchanged(a, before[i]) {
+                after[i] = before[i]
                 unchanged[i] = true
             }
         }
@@ -233,7 +239,7 @@ public final class Backend: @unchecked Sendable {
                         let b = store.get(key)
                         before[i] = b
                         guard let a = try mutations[first[i]].applyAtBackend(to: b, commitTime: version) else { continue }
-                        if a.exists, let b, b.exists, a.data == b.data {
+                        if Backend.leavesUnchanged(a, b) {
                             after[i] = b
                             unchanged[i] = true
                             continue

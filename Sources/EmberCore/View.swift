@@ -198,12 +198,10 @@ final class View {
             if i < emitted.count && emitted[i].key == old.key { oldIndex = i }
         }
         if c.kind != .removed {
-            let i = oldIndex, n = emitted.count
-            if i >= 0 && (i == 0 || Query.compare(emitted[i - 1], c.doc, orderBy: orderBy) < 0)
-                && (i == n - 1 || Query.compare(c.doc, emitted[i + 1], orderBy: orderBy) < 0) {
+            if oldIndex >= 0 && emitted.fitsBetweenNeighbours(of: oldIndex, c.doc, orderBy: orderBy) {
                 // Still between its neighbours (a metadata change, or any change in a key order):
                 // it stays where it was, found with two comparisons instead of a second search.
-                newIndex = i
+                newIndex = oldIndex
             } else {
                 let j = position(of: c.doc)
                 newIndex = oldIndex >= 0 && oldIndex < j ? j - 1 : j

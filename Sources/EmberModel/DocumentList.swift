@@ -68,6 +68,13 @@ public struct DocumentList: RandomAccessCollection, @unchecked Sendable {
         return lo
     }
 
+    /// Whether `doc` sorts strictly between the neighbours of index `i` in `orderBy`: put in place
+    /// of the document at `i`, it keeps the list sorted.
+    public func fitsBetweenNeighbours(of i: Int, _ doc: Document, orderBy: [OrderBy]) -> Bool {
+        (i == 0 || Query.compare(self[i - 1], doc, orderBy: orderBy) < 0)
+            && (i == count - 1 || Query.compare(doc, self[i + 1], orderBy: orderBy) < 0)
+    }
+
     /// The first index whose document is not `before` (`before` must be true for a prefix of the
     /// list and false after it): a binary search over chunks, then inside one chunk.
     public func partitionIndex(_ before: (Document) -> Bool) -> Int {

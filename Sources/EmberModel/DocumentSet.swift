@@ -39,9 +39,7 @@ public struct DocumentSet: Sendable {
         // the same array as removing and re-inserting, without two shifts and a second search.
         if let old = byKey[doc.key] {
             let i = insertionIndex(of: old)
-            if i < sorted.count && sorted[i].key == doc.key
-                && (i == 0 || compare(sorted[i - 1], doc) < 0)
-                && (i == sorted.count - 1 || compare(doc, sorted[i + 1]) < 0) {
+            if i < sorted.count && sorted[i].key == doc.key && sorted.fitsBetweenNeighbours(of: i, doc, orderBy: orderBy) {
                 sorted.replace(at: i, with: doc)
                 byKey[doc.key] = doc
                 return old

@@ -133,7 +133,6 @@ public struct ResourcePath: Hashable, Sendable, CustomStringConvertible {
         other.segments.count >= segments.count && zip(segments, other.segments).allSatisfy { compareUTF8($0, $1) == 0 }
     }
 
-    /// -1, 0, 1: segment by segment (numeric ids first, then by UTF-8 bytes); a prefix sorts first.
     /// True when the two strings have the same 16 bytes: then they are equal (a small string
     /// holds its bytes inline, a large one its storage): two keys of one collection usually share
     /// their collection segments this way, and skip comparing them. False says nothing.
@@ -144,6 +143,7 @@ public struct ResourcePath: Hashable, Sendable, CustomStringConvertible {
         return unsafeBitCast(a, to: (UInt64, UInt64).self) == unsafeBitCast(b, to: (UInt64, UInt64).self)
     }
 
+    /// -1, 0, 1: segment by segment (numeric ids first, then by UTF-8 bytes); a prefix sorts first.
     public func compare(_ other: ResourcePath) -> Int {
         segments.withUnsafeBufferPointer { pa in
             other.segments.withUnsafeBufferPointer { pb in

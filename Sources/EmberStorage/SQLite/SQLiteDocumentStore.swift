@@ -39,16 +39,17 @@ final class SQLiteDocumentStore: DocumentStore {
         let cols = "parent, id, grp, present, version, create_time, update_time, data, size, seq"
         sqlGet = SQL("SELECT \(selectColumns) FROM \(table) WHERE parent = ?1 AND id = ?2")
         sqlVersion = SQL("SELECT version FROM \(table) WHERE parent = ?1 AND id = ?2")
-        sqlPut = SQL("INSERT OR REPLACE INTO \(table)(\(cols)) VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10)")
+        let values = "\(table)(\(cols)) VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10)"
+        sqlPut = SQL("INSERT OR REPLACE INTO \(values)")
         // Replaces the entry unless it holds a newer version; sqlite3_changes() tells which.
         sqlPutIfNewer = SQL("""
-            INSERT INTO \(table)(\(cols)) VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10)
+            INSERT INTO \(values)
               ON CONFLICT(parent, id) DO UPDATE SET present = excluded.present, version = excluded.version,
                 create_time = excluded.create_time, update_time = excluded.update_time, data = excluded.data,
                 size = excluded.size, seq = excluded.seq
               WHERE excluded.version >= \(table).version
             """)
-        sqlInsertIfAbsent = SQL("INSERT INTO \(table)(\(cols)) VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10) ON CONFLICT(parent, id) DO NOTHING")
+        sqlInsertIfAbsent = SQL("INSERT INTO \(values) ON CONFLICT(parent, id) DO NOTHING")
         sqlDelete = SQL("DELETE FROM \(table) WHERE parent = ?1 AND id = ?2")
         sqlInCollection = SQL("SELECT \(selectColumns) FROM \(table) WHERE parent = ?1")
         sqlParentsInGroup = SQL("SELECT parent FROM collections WHERE tbl = '\(table)' AND grp = ?1")
