@@ -82,7 +82,7 @@ final class SQLiteDocumentStore: DocumentStore {
 
     func get(_ key: DocumentKey) -> Document? {
         persistence.access(nil) { db in
-            if let r = recent[slot(key)], r.key == key { return r.doc }
+            if let r = recentRow(key) { return r.doc }
             let st = try db.statement(sqlGet)
             defer { st.rewind() }
             // The key's text is bound without a copy, for the time of the step.
@@ -123,7 +123,7 @@ final class SQLiteDocumentStore: DocumentStore {
     /// stops there when a row holds it. A key the recent rows know to have one answers at once.
     func insertIfAbsent(_ doc: Document) -> Bool {
         persistence.access(false) { db in
-            if let r = recent[slot(doc.key)], r.key == doc.key, r.doc != nil { return false }
+            if let r = recentRow(doc.key), r.doc != nil { return false }
             return try write(doc, db.statement(sqlInsertIfAbsent), in: db)
         }
     }
@@ -144,6 +144,13 @@ final class SQLiteDocumentStore: DocumentStore {
     private func remember(_ key: DocumentKey, _ doc: Document?, bytes: Int) {
         guard bytes <= SQLiteDocumentStore.recentMaxBytes else { return forget(key) }
         recent[slot(key)] = RecentRow(key: key, doc: doc)
+    }
+
+    /// What the recent rows know of `key`, if its slot holds it.
+    @inline(__always)
+    private func recentRow(_ key: DocumentKey) -> RecentRow? {
+        guard let r = recent[slot(key)], r.key == key else { return nil }
+        return r
     }
 
     @inline(__always)
