@@ -1,10 +1,19 @@
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Responsible for: one immutable version of a document: its key, fields and times, or the
 /// knowledge that it does not exist (`exists == false`, a tombstone at a known version).
 ///
 ///     let d = Document(key: key, data: fields, version: 17, createTime: 17, updateTime: 17)
+///
+/// A document read from a file keeps its fields as stored (`storedFields`, `ValueMessagePack`) and
+/// decodes them on first use of `data`: a result handed to the C ABI as bytes, or filtered on one
+/// field (`field(_:)` reads that field from the bytes), is never decoded. Any thread may decode
+/// first; the loser of the exchange drops its copy.
 public final class Document: @unchecked Sendable, CustomStringConvertible {
     public let key: DocumentKey
-    public let data: MapValue
     public let exists: Bool
     /// The backend commit version this state reflects (µs); 0 when never seen by the backend.
     public let version: Int64
@@ -12,10 +21,18 @@ public final class Document: @unchecked Sendable, CustomStringConvertible {
     public let updateTime: Int64
     /// True when local, unacknowledged writes are applied on top of the backend's version.
     public let hasLocalMutations: Bool
+    /// The fields as stored (`ValueMessagePack.encode(.map(data))`) when the document was read
+    /// from a file; nil for a document built from values.
+    public let storedFields: [UInt8]?
+    /// The fields of a document built from values (empty when `storedFields` holds them).
+    private let built: MapValue
+    /// A retained `DecodedFields` once `storedFields` were decoded.
+    private let decoded = Atomic<UnsafeMutableRawPointer?>(nil)
 
     public init(key: DocumentKey, data: MapValue, version: Int64, createTime: Int64, updateTime: Int64, hasLocalMutations: Bool = false) {
         self.key = key
-        self.data = data
+        self.built = data
+        self.storedFields = nil
         self.exists = true
         self.version = version
         self.createTime = createTime
@@ -23,9 +40,23 @@ public final class Document: @unchecked Sendable, CustomStringConvertible {
         self.hasLocalMutations = hasLocalMutations
     }
 
+    /// A document whose fields are `stored` as a file holds them (the encoding of a map), decoded
+    /// when first read.
+    public init(key: DocumentKey, storedFields stored: [UInt8], version: Int64, createTime: Int64, updateTime: Int64) {
+        self.key = key
+        self.built = MapValue()
+        self.storedFields = stored
+        self.exists = true
+        self.version = version
+        self.createTime = createTime
+        self.updateTime = updateTime
+        self.hasLocalMutations = false
+    }
+
     private init(missing key: DocumentKey, version: Int64, hasLocalMutations: Bool) {
         self.key = key
-        self.data = MapValue()
+        self.built = MapValue()
+        self.storedFields = nil
         self.exists = false
         self.version = version
         self.createTime = 0
@@ -33,27 +64,80 @@ public final class Document: @unchecked Sendable, CustomStringConvertible {
         self.hasLocalMutations = hasLocalMutations
     }
 
+    deinit {
+        if let p = decoded.load(ordering: .acquiring) { Unmanaged<DecodedFields>.fromOpaque(p).release() }
+    }
+
     /// A tombstone: the document is known not to exist at `version`.
     public static func missing(_ key: DocumentKey, version: Int64, hasLocalMutations: Bool = false) -> Document {
         Document(missing: key, version: version, hasLocalMutations: hasLocalMutations)
     }
 
-    /// The value at a field path; `__name__` yields the document's reference.
-    @inlinable
-    public func field(_ path: FieldPath) -> Value? {
-        if path.segments.count == 1 {
-            if path.segments[0] == "__name__" { return .reference(key) }
-            return data[path.segments[0]]
+    /// The fields. Stored bytes that do not decode (a damaged file: Ember wrote them) read as no
+    /// fields, reported once on stderr.
+    public var data: MapValue {
+        guard let stored = storedFields else { return built }
+        if let p = decoded.load(ordering: .acquiring) {
+            return Unmanaged<DecodedFields>.fromOpaque(p).takeUnretainedValue().map
         }
-        return data.value(at: path)
+        return decode(stored)
+    }
+
+    /// False while stored fields wait to be decoded (tests use it to see what a read decoded).
+    public var fieldsDecoded: Bool { storedFields == nil || decoded.load(ordering: .acquiring) != nil }
+
+    private func decode(_ stored: [UInt8]) -> MapValue {
+        let map: MapValue
+        do {
+            map = try stored.withUnsafeBufferPointer { try ValueMessagePack.decodeMap($0) }
+        } catch {
+            Document.reportUndecodable(key, error)
+            map = MapValue()
+        }
+        let made = Unmanaged.passRetained(DecodedFields(map)).toOpaque()
+        let (won, current) = decoded.compareExchange(expected: nil, desired: made,
+                                                     successOrdering: .acquiringAndReleasing,
+                                                     failureOrdering: .acquiring)
+        if won { return map }
+        Unmanaged<DecodedFields>.fromOpaque(made).release()
+        return Unmanaged<DecodedFields>.fromOpaque(current!).takeUnretainedValue().map
+    }
+
+    private static let reportedUndecodable = Atomic<Bool>(false)
+
+    private static func reportUndecodable(_ key: DocumentKey, _ error: Error) {
+        guard !reportedUndecodable.exchange(true, ordering: .relaxed) else { return }
+        var msg = "ember: storage error: the stored fields of \(key) do not decode (\(error)); read as empty\n"
+        msg.withUTF8 { _ = write(2, $0.baseAddress, $0.count) }
+    }
+
+    /// The value at a field path; `__name__` yields the document's reference. Fields not yet
+    /// decoded are read from the stored bytes without decoding the others.
+    public func field(_ path: FieldPath) -> Value? {
+        if path.segments.count == 1 && path.segments[0] == "__name__" { return .reference(key) }
+        if let stored = storedFields, decoded.load(ordering: .acquiring) == nil {
+            // Keys out of order or damaged bytes: the full decode below reports or accepts them.
+            do { return try stored.withUnsafeBufferPointer { try ValueMessagePack.field(path.segments, in: $0) } } catch {}
+        }
+        let fields = data
+        return path.segments.count == 1 ? fields[path.segments[0]] : fields.value(at: path)
     }
 
     /// Same key, existence, data and pending state (versions aside).
     public func hasSameContent(as other: Document) -> Bool {
-        exists == other.exists && hasLocalMutations == other.hasLocalMutations && data == other.data
+        guard exists == other.exists && hasLocalMutations == other.hasLocalMutations else { return false }
+        if let a = storedFields, let b = other.storedFields, a == b { return true }
+        return data == other.data
     }
 
     public var description: String {
         exists ? "Document(\(key), v\(version)\(hasLocalMutations ? ", local" : ""))" : "Missing(\(key), v\(version))"
     }
+}
+
+/// Responsible for: holding a stored document's fields once decoded (one allocation, shared by
+/// every reader of that `Document`).
+private final class DecodedFields {
+    let map: MapValue
+    init(_ map: MapValue) { self.map = map }
 }

@@ -1,5 +1,7 @@
-// Tests for Document.swift: existing documents, tombstones, field access and content comparison.
+// Tests for Document.swift: existing documents, tombstones, field access, content comparison, and
+// documents read from a file (stored fields decoded on first use, from any thread).
 import XCTest
+import Dispatch
 @testable import EmberModel
 
 final class DocumentTests: XCTestCase {
@@ -58,5 +60,81 @@ final class DocumentTests: XCTestCase {
         XCTAssertFalse(a.hasSameContent(as: d), "pending state counts")
         XCTAssertFalse(a.hasSameContent(as: Document.missing(key("a/b"), version: 1)))
         XCTAssertTrue(Document.missing(key("a/b"), version: 1).hasSameContent(as: Document.missing(key("a/b"), version: 2)))
+    }
+
+    // MARK: documents read from a file (stored fields, decoded on first use)
+
+    private func stored(_ p: String, _ fields: [String: Value]) -> Document {
+        Document(key: key(p), storedFields: ValueMessagePack.encode(map(fields)), version: 3, createTime: 2, updateTime: 3)
+    }
+
+    func testStoredFieldsDecodeOnFirstUseToTheSameValues() {
+        let fields: [String: Value] = ["pop": .int(860_000), "address": map(["city": str("SF")]), "tags": .array([str("a"), .double(1.5)])]
+        let d = stored("cities/SF", fields)
+        XCTAssertFalse(d.fieldsDecoded)
+        XCTAssertEqual(d.data, MapValue(fields))
+        XCTAssertTrue(d.fieldsDecoded)
+        XCTAssertEqual(d.data, MapValue(fields), "the decoded fields are kept")
+        XCTAssertEqual([d.version, d.createTime, d.updateTime], [3, 2, 3])
+        XCTAssertTrue(d.exists)
+        XCTAssertFalse(d.hasLocalMutations)
+    }
+
+    func testStoredFieldReadsOneFieldWithoutDecodingTheRest() {
+        let d = stored("cities/SF", ["pop": .int(860_000), "address": map(["city": str("SF"), "zip": .null]), "a.b": .int(7)])
+        XCTAssertEqual(d.field(fp("pop")), .int(860_000))
+        XCTAssertEqual(d.field(fp("address.city")), str("SF"))
+        XCTAssertEqual(d.field(fp("address.zip")), .null, "a null field is present")
+        XCTAssertEqual(d.field(fp("address")), map(["city": str("SF"), "zip": .null]))
+        XCTAssertNil(d.field(fp("address.country")))
+        XCTAssertNil(d.field(fp("missing")))
+        XCTAssertNil(d.field(fp("pop.x")))
+        XCTAssertEqual(d.field(fp("`a.b`")), .int(7))
+        XCTAssertNil(d.field(fp("a.b")))
+        XCTAssertEqual(d.field(.documentId), ref("cities/SF"))
+        XCTAssertFalse(d.fieldsDecoded, "one field is read from the bytes")
+        _ = d.data
+        XCTAssertEqual(d.field(fp("address.city")), str("SF"), "and from the decoded fields once they exist")
+    }
+
+    func testStoredKeysOutOfOrderAreReadThroughTheFullDecode() {
+        // {"b": 1, "a": 2}: Ember never writes keys out of order; the full decode sorts them.
+        let d = Document(key: key("a/b"), storedFields: [0x82, 0xa1, 0x62, 0x01, 0xa1, 0x61, 0x02], version: 1, createTime: 1, updateTime: 1)
+        XCTAssertEqual(d.field(fp("a")), .int(2))
+        XCTAssertEqual(d.field(fp("b")), .int(1))
+        XCTAssertEqual(d.data, MapValue(["a": .int(2), "b": .int(1)]))
+    }
+
+    func testDamagedStoredFieldsReadAsNoFields() {
+        // A map of one entry whose key is cut short.
+        let d = Document(key: key("a/b"), storedFields: [0x81, 0xa3, 0x61], version: 1, createTime: 1, updateTime: 1)
+        XCTAssertNil(d.field(fp("a")))
+        XCTAssertTrue(d.data.isEmpty)
+        XCTAssertTrue(d.exists)
+    }
+
+    func testStoredAndBuiltDocumentsCompareByContent() {
+        let fields: [String: Value] = ["x": .int(1), "y": str("z")]
+        let built = Document(key: key("a/b"), data: MapValue(fields), version: 1, createTime: 1, updateTime: 1)
+        XCTAssertTrue(stored("a/b", fields).hasSameContent(as: built))
+        XCTAssertTrue(built.hasSameContent(as: stored("a/b", fields)))
+        XCTAssertTrue(stored("a/b", fields).hasSameContent(as: stored("a/b", fields)), "equal bytes")
+        XCTAssertFalse(stored("a/b", fields).hasSameContent(as: stored("a/b", ["x": .double(1), "y": str("z")])))
+        XCTAssertFalse(stored("a/b", fields).hasSameContent(as: Document.missing(key("a/b"), version: 1)))
+    }
+
+    func testFirstDecodeFromManyThreadsGivesOneValue() {
+        let fields: [String: Value] = ["n": .int(5), "m": map(["k": .array([.int(1), .int(2)])])]
+        for _ in 0..<50 {
+            let d = stored("a/b", fields)
+            var seen = [MapValue?](repeating: nil, count: 8)
+            seen.withUnsafeMutableBufferPointer { out in
+                let base = out.baseAddress!
+                DispatchQueue.concurrentPerform(iterations: 8) { i in
+                    base[i] = i % 2 == 0 ? d.data : MapValue(["n": d.field(fp("n")) ?? .null, "m": d.data["m"] ?? .null])
+                }
+            }
+            for s in seen { XCTAssertEqual(s, MapValue(fields)) }
+        }
     }
 }

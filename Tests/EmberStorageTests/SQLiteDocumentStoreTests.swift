@@ -97,3 +97,65 @@ final class SQLiteDocumentStoreTests: XCTestCase {
         }
     }
 }
+
+/// Documents read from the file carry their stored bytes and decode them on first use: what
+/// they read as, field by field and whole, is what was written, and a read that only filters
+/// on a field decodes nothing.
+final class SQLiteStoredFieldsTests: XCTestCase {
+    func testDocumentsReadBackAreWhatWasWritten() throws {
+        let dir = TempDir()
+        var rng = SystemRandomNumberGenerator()
+        var written: [String: MapValue] = [:]
+        let p = try SQLitePersistence(path: dir.file(), sharedDocuments: true)
+        try p.runTransaction("fill") {
+            for i in 0..<200 {
+                var fields: [String: Value] = [:]
+                for k in ["a", "b", "c"] where Bool.random(using: &rng) { fields[k] = RandomValues.value(depth: 0, &rng) }
+                written["c/d\(i)"] = MapValue(fields)
+                p.backendDocuments.put(sdoc("c/d\(i)", fields))
+            }
+        }
+        p.close()
+        let again = try SQLitePersistence(path: dir.file(), sharedDocuments: true)
+        defer { again.close() }
+        let paths = try ["a", "b", "c", "a.a", "a.b", "b.c", "c.a.b", "d"].map { try FieldPath(parsing: $0) }
+        for (k, fields) in written {
+            let built = sdoc(k, [:]).key
+            let d = try XCTUnwrap(again.backendDocuments.get(built))
+            XCTAssertEqual(d.storedFields, ValueMessagePack.encode(.map(fields)))
+            for path in paths {
+                // Bytes, not Values: NaN is not equal to itself.
+                XCTAssertEqual(d.field(path).map { ValueMessagePack.encode($0) },
+                               Document(key: built, data: fields, version: 1, createTime: 1, updateTime: 1).field(path).map { ValueMessagePack.encode($0) },
+                               "\(k) \(path)")
+            }
+            XCTAssertEqual(ValueMessagePack.encode(.map(d.data)), ValueMessagePack.encode(.map(fields)))
+        }
+    }
+
+    func testAQueryThatOnlyFiltersDecodesNothing() throws {
+        let dir = TempDir()
+        let p = try SQLitePersistence(path: dir.file(), sharedDocuments: true)
+        try p.runTransaction("fill") {
+            for i in 0..<100 { p.backendDocuments.put(sdoc("c/d\(i)", ["g": .int(Int64(i % 10)), "name": .string("n\(i)")])) }
+        }
+        p.close()
+        let again = try SQLitePersistence(path: dir.file(), sharedDocuments: true)
+        defer { again.close() }
+        let q = try Query(collection: spath("c")).filter(.field(FieldFilter(field: try FieldPath(parsing: "g"), op: .equal, value: .int(3))))
+        for indexed in [false, true] {
+            if indexed {
+                try again.indexManager!.setConfiguration([IndexDefinition(collectionGroup: "c", fields: [.init(path: try FieldPath(parsing: "g"), kind: .ascending)])])
+            }
+            let found = again.backendDocuments.documents(matching: q) { q.matchesListed($0) }
+            XCTAssertEqual(found.count, 10)
+            XCTAssertEqual(again.indexManager?.lastRead.usedIndex != nil, indexed)
+            for d in found {
+                XCTAssertFalse(d.fieldsDecoded, "\(d.key) was decoded (indexed: \(indexed))")
+                XCTAssertEqual(d.field(try FieldPath(parsing: "g")), .int(3))
+                XCTAssertEqual(d.data["name"], .string("n\(d.key.id.dropFirst())"))
+            }
+        }
+    }
+}
+

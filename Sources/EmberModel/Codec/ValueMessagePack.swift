@@ -47,22 +47,36 @@ public enum ValueMessagePack {
     /// a map. Throws on malformed input, and on keys out of UTF-8 order (which Ember never
     /// writes; callers then decode the whole document, which reports or accepts it).
     public static func field(_ segments: [[UInt8]], in buf: UnsafeBufferPointer<UInt8>) throws -> Value? {
+        try field(levels: segments.count, in: buf) { level, key in key.elementsEqual(segments[level]) }
+    }
+
+    /// `field(_:in:)` for a path of String segments (a `FieldPath`'s).
+    public static func field(_ segments: [String], in buf: UnsafeBufferPointer<UInt8>) throws -> Value? {
+        try field(levels: segments.count, in: buf) { level, key in
+            var segment = segments[level]
+            return segment.withUTF8 { s in s.count == key.count && (s.count == 0 || memcmp(s.baseAddress!, key.baseAddress!, s.count) == 0) }
+        }
+    }
+
+    @inline(__always)
+    private static func field(levels: Int, in buf: UnsafeBufferPointer<UInt8>,
+                              _ isSegment: (Int, UnsafeBufferPointer<UInt8>) -> Bool) throws -> Value? {
         var r = MPReader(buf: buf)
         var depth = 0
         guard var n = try r.mapHeader() else { throw r.error("a document must be a map") }
-        for (level, seg) in segments.enumerated() {
+        for level in 0..<levels {
             var found = false
             var previous: UnsafeBufferPointer<UInt8>?
             for _ in 0..<n {
                 let k = try r.keyBytes()
                 if let p = previous, !p.lexicographicallyPrecedes(k) { throw r.error("map keys out of order") }
                 previous = k
-                if k.elementsEqual(seg) { found = true; break }
+                if isSegment(level, k) { found = true; break }
                 try r.skip(depth: depth + 1)
             }
             guard found else { return nil }
             depth += 1
-            if level == segments.count - 1 { return try r.value(depth: depth) }
+            if level == levels - 1 { return try r.value(depth: depth) }
             guard let m = try r.mapHeader() else { return nil }
             n = m
         }

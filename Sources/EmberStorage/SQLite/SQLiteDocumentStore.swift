@@ -76,8 +76,8 @@ final class SQLiteDocumentStore: DocumentStore {
         let key = DocumentKey(unchecked: ResourcePath(segments: parent.segments + [st.text(1)]))
         let version = st.int(3)
         if st.int(2) == 0 { return Document.missing(key, version: version) }
-        let data = try ValueMessagePack.decodeMap(st.blob(6))
-        return Document(key: key, data: data, version: version, createTime: st.int(4), updateTime: st.int(5))
+        // Decoded when first read: a result only handed on as bytes, or filtered on a field, never is.
+        return Document(key: key, storedFields: st.blobArray(6), version: version, createTime: st.int(4), updateTime: st.int(5))
     }
 
     func get(_ key: DocumentKey) -> Document? {
@@ -177,7 +177,7 @@ final class SQLiteDocumentStore: DocumentStore {
         var id = doc.key.id
         var group = doc.key.collectionGroup
         try noteParent(parent, group: group, in: db)
-        let blob = doc.exists ? ValueMessagePack.encode(.map(doc.data)) : []
+        let blob = doc.exists ? doc.storedFields ?? ValueMessagePack.encode(.map(doc.data)) : []
         let size = Int64(blob.count + parent.utf8.count + id.utf8.count + 48)
         st.bind(4, Int64(doc.exists ? 1 : 0))
         st.bind(5, doc.version)
