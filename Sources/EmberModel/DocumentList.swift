@@ -53,17 +53,19 @@ public struct DocumentList: RandomAccessCollection, @unchecked Sendable {
 
     public subscript(i: Int) -> Document {
         guard let b = big else { return flat[i] }
-        let c = DocumentList.chunkIndex(of: i, in: b)
-        return b.chunks[c].docs[i - b.starts[c]]
+        // Each read of a class's stored array is an exclusivity check: the starts are read once.
+        let starts = b.starts
+        let c = DocumentList.chunkIndex(of: i, in: starts)
+        return b.chunks[c].docs[i - starts[c]]
     }
 
-    /// The chunk holding list index `i` (0 <= i < count).
+    /// The chunk holding list index `i` (0 <= i < count), found in the chunks' `starts`.
     @inline(__always)
-    private static func chunkIndex(of i: Int, in b: Chunks) -> Int {
-        var lo = 0, hi = b.chunks.count - 1
+    private static func chunkIndex(of i: Int, in starts: [Int]) -> Int {
+        var lo = 0, hi = starts.count - 1
         while lo < hi {
             let mid = (lo + hi + 1) >> 1
-            if b.starts[mid] <= i { lo = mid } else { hi = mid - 1 }
+            if starts[mid] <= i { lo = mid } else { hi = mid - 1 }
         }
         return lo
     }
@@ -109,7 +111,7 @@ public struct DocumentList: RandomAccessCollection, @unchecked Sendable {
 
     public mutating func replace(at i: Int, with doc: Document) {
         if big == nil { flat[i] = doc; return }
-        let c = DocumentList.chunkIndex(of: i, in: big!)   // (no binding: it would make the index look shared)
+        let c = DocumentList.chunkIndex(of: i, in: big!.starts)   // (no binding: it would make the index look shared)
         let b = uniqueChunk(c)
         b.chunks[c].docs[i - b.starts[c]] = doc
     }
@@ -121,7 +123,7 @@ public struct DocumentList: RandomAccessCollection, @unchecked Sendable {
             if flat.count > 2 * DocumentList.chunkSize { self = DocumentList(flat) }   // now chunks
             return
         }
-        let c = i == big!.count ? big!.chunks.count - 1 : DocumentList.chunkIndex(of: i, in: big!)
+        let c = i == big!.count ? big!.chunks.count - 1 : DocumentList.chunkIndex(of: i, in: big!.starts)
         let b = uniqueChunk(c)
         b.chunks[c].docs.insert(doc, at: i - b.starts[c])
         b.count += 1
@@ -139,7 +141,7 @@ public struct DocumentList: RandomAccessCollection, @unchecked Sendable {
     public mutating func remove(at i: Int) -> Document {
         precondition(i >= 0 && i < count, "DocumentList index out of range")
         if big == nil { return flat.remove(at: i) }
-        let c = DocumentList.chunkIndex(of: i, in: big!)
+        let c = DocumentList.chunkIndex(of: i, in: big!.starts)
         let b = uniqueChunk(c)
         let doc = b.chunks[c].docs.remove(at: i - b.starts[c])
         b.count -= 1

@@ -206,13 +206,24 @@ public struct DocumentKey: Hashable, Comparable, Sendable, CustomStringConvertib
 
     /// For keys known valid (built from a valid collection path and id).
     public init(unchecked path: ResourcePath) {
+        self.init(unchecked: path, parentHash: hashUTF8Segments(path.segments, count: path.count - 1))
+    }
+
+    /// `init(unchecked:)` given `DocumentKey.parentHash(of:)` of the key's collection: a reader of
+    /// many documents of one collection hashes its path once.
+    public init(unchecked path: ResourcePath, parentHash: Int) {
         self.path = path
-        let parent = UInt64(bitPattern: Int64(hashUTF8Segments(path.segments, count: path.count - 1))) >> 32
+        let parent = UInt64(bitPattern: Int64(parentHash)) >> 32
         var h = Hasher()
         var last = path.segments[path.count - 1]
         last.withUTF8 { h.combine(bytes: UnsafeRawBufferPointer($0)) }
         let id = UInt64(bitPattern: Int64(h.finalize())) & 0xFFFF_FFFF
         hashCode = Int(Int64(bitPattern: parent << 32 | id))
+    }
+
+    /// The hash of a collection's path that `init(unchecked:parentHash:)` takes.
+    public static func parentHash(of collection: ResourcePath) -> Int {
+        hashUTF8Segments(collection.segments, count: collection.count)
     }
 
     public static func == (a: DocumentKey, b: DocumentKey) -> Bool {

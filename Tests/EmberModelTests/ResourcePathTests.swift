@@ -94,6 +94,16 @@ final class ResourcePathTests: XCTestCase {
     /// Segments that share their representation (one small string, or one large string's
     /// storage) are skipped as equal; copies made apart compare by their bytes: both give the
     /// same order.
+    func testAKeyGivenItsCollectionsHashIsTheSameKey() throws {
+        for p in ["c/a", "c/b", "rooms/r1/messages/m1", "c/\u{0}x", "é/\u{301}e"] {
+            let k = try DocumentKey(parsing: p)
+            let given = DocumentKey(unchecked: k.path, parentHash: DocumentKey.parentHash(of: k.collectionPath))
+            XCTAssertEqual(given, k)
+            XCTAssertEqual(given.precomputedHash, k.precomputedHash, p)
+            XCTAssertEqual(Set([given, k]).count, 1)
+        }
+    }
+
     func testSharedAndSeparateSegmentsCompareAlike() {
         let long = String(repeating: "c", count: 40)
         let segs = ["a", "b", long, long + "d", "\u{E9}" + long, "_x", "__id3__"]

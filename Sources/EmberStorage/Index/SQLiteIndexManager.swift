@@ -212,8 +212,7 @@ final class SQLiteIndexManager: IndexManager {
         let open = try db.statement("SELECT \(cols) \(join)\(collection == nil ? "" : " AND e.parent = ?3")")
         var out: [Document] = []
         var seen = Set<DocumentKey>()
-        var cache: [String: ResourcePath] = [:]
-        let parentPath = collection.map { _ in store.persistencePath(collection!) }
+        var parents = RowParents(collection.map { store.persistencePath($0) })
         for r in plan.ranges {
             let st = r.hi == nil ? open : bounded
             st.reset()
@@ -222,7 +221,7 @@ final class SQLiteIndexManager: IndexManager {
             if let hi = r.hi { st.bind(3, hi) }
             if let c = collection { st.bind(r.hi == nil ? 3 : 4, c) }
             while try st.step() {
-                let d = try store.row(st, parentPath: parentPath, cache: &cache)
+                let d = try store.row(st, parents: &parents)
                 if plan.ranges.count == 1 && !plan.mayRepeat { out.append(d) }
                 else if seen.insert(d.key).inserted { out.append(d) }
             }

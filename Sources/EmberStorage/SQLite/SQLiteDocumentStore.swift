@@ -63,17 +63,11 @@ final class SQLiteDocumentStore: DocumentStore {
         return segs.count == 2 ? segs[0] : key.collectionPath.canonical
     }
 
-    /// Reads a row selected with `selectColumns`; `parentPath` is reused when the caller knows it.
-    func row(_ st: SQLiteStatement, parentPath: ResourcePath?, cache: inout [String: ResourcePath]) throws -> Document {
-        let parent: ResourcePath
-        if let p = parentPath { parent = p } else {
-            let s = st.text(0)
-            if let p = cache[s] { parent = p } else {
-                parent = persistencePath(s)
-                cache[s] = parent
-            }
-        }
-        let key = DocumentKey(unchecked: ResourcePath(segments: parent.segments + [st.text(1)]))
+    /// Reads a row selected with `selectColumns`; `parents` knows its collection's path when the
+    /// caller does, and parses each other one once.
+    func row(_ st: SQLiteStatement, parents: inout RowParents) throws -> Document {
+        let parent = parents.fixed ?? parents.parent(st.text(0), persistencePath)
+        let key = DocumentKey(unchecked: ResourcePath(segments: parent.path.segments + [st.text(1)]), parentHash: parent.hash)
         let version = st.int(3)
         if st.int(2) == 0 { return Document.missing(key, version: version) }
         // Decoded when first read: a result only handed on as bytes, or filtered on a field, never is.
@@ -91,12 +85,12 @@ final class SQLiteDocumentStore: DocumentStore {
                 try id.withUTF8 { i in
                     st.bindStatic(1, text: p)
                     st.bindStatic(2, text: i)
-                    var cache: [String: ResourcePath] = [:]
+                    var parents = RowParents(key.collectionPath)
                     guard try st.step() else {
                         remember(key, nil, bytes: 0)
                         return nil
                     }
-                    let doc = try row(st, parentPath: key.collectionPath, cache: &cache)
+                    let doc = try row(st, parents: &parents)
                     remember(key, doc, bytes: st.byteCount(6))
                     st.rewind()
                     return doc
@@ -292,11 +286,10 @@ final class SQLiteDocumentStore: DocumentStore {
     func scan(collection: ResourcePath?, group: String?, prefilter: RawPrefilter?, scanned: inout Int, in db: SQLiteDatabase) throws -> [Document] {
         let parents: [String] = try group.map { try self.parents(inGroup: $0, in: db) } ?? [collection!.canonical]
         var out: [Document] = []
-        var cache: [String: ResourcePath] = [:]
         let st = try db.statement(sqlInCollection)
         defer { st.rewind() }
         for parent in parents {
-            let path = collection ?? persistencePath(parent)
+            var rowParents = RowParents(collection ?? persistencePath(parent))
             st.rewind()
             st.bind(1, parent)
             while try st.step() {
@@ -304,7 +297,7 @@ final class SQLiteDocumentStore: DocumentStore {
                 if let pre = prefilter {
                     if st.int(2) == 0 || !pre.admits(st.blob(6)) { continue }
                 }
-                out.append(try row(st, parentPath: path, cache: &cache))
+                out.append(try row(st, parents: &rowParents))
             }
         }
         return out
@@ -322,8 +315,8 @@ final class SQLiteDocumentStore: DocumentStore {
 
     func rows(_ st: SQLiteStatement, parentPath: ResourcePath?) throws -> [Document] {
         var out: [Document] = []
-        var cache: [String: ResourcePath] = [:]
-        while try st.step() { out.append(try row(st, parentPath: parentPath, cache: &cache)) }
+        var parents = RowParents(parentPath)
+        while try st.step() { out.append(try row(st, parents: &parents)) }
         return out
     }
 
@@ -340,12 +333,12 @@ final class SQLiteDocumentStore: DocumentStore {
         let st = try db.statement("SELECT \(selectColumns) FROM \(table) WHERE parent = ? AND id = ?")
         var out: [Document] = []
         out.reserveCapacity(parentIds.count)
-        var cache: [String: ResourcePath] = [:]
+        var parents = RowParents()
         for (p, i) in parentIds {
             st.reset()
             st.bind(1, p)
             st.bind(2, i)
-            if try st.step() { out.append(try row(st, parentPath: nil, cache: &cache)) }
+            if try st.step() { out.append(try row(st, parents: &parents)) }
         }
         st.reset()
         return out
@@ -443,5 +436,25 @@ struct RawPrefilter {
             if !c.filter.matches(fieldValue: v) { return false }
         }
         return true
+    }
+}
+
+/// Responsible for: the collection paths (with their hashes) of the rows one read returns: the
+/// caller's when it knows it (`fixed`), else each stored parent text parsed and hashed once.
+struct RowParents {
+    typealias Parent = (path: ResourcePath, hash: Int)
+    let fixed: Parent?
+    private var known: [String: Parent] = [:]
+
+    init(_ collection: ResourcePath? = nil) {
+        fixed = collection.map { ($0, DocumentKey.parentHash(of: $0)) }
+    }
+
+    mutating func parent(_ text: String, _ parse: (String) -> ResourcePath) -> Parent {
+        if let p = known[text] { return p }
+        let path = parse(text)
+        let p = (path, DocumentKey.parentHash(of: path))
+        known[text] = p
+        return p
     }
 }
