@@ -36,7 +36,7 @@ public final class DocumentReference: @unchecked Sendable {
         return key!
     }
 
-    public var documentID: String { key?.id ?? (path.split(separator: "/").last.map(String.init) ?? "") }
+    public var documentID: String { key?.id ?? (splitAtSlashes(path, omittingEmpty: true).last ?? "") }
     public var parent: CollectionReference {
         CollectionReference(firestore: firestore, path: key?.collectionPath.canonical ?? "")
     }
@@ -192,9 +192,9 @@ public final class CollectionReference: Query, @unchecked Sendable {
         }
     }
 
-    public var collectionID: String { path.split(separator: "/").last.map(String.init) ?? "" }
+    public var collectionID: String { splitAtSlashes(path, omittingEmpty: true).last ?? "" }
     public var parent: DocumentReference? {
-        let segs = path.split(separator: "/")
+        let segs = splitAtSlashes(path, omittingEmpty: true)
         return segs.count > 1 ? DocumentReference(firestore: firestore, path: segs.dropLast().joined(separator: "/")) : nil
     }
 

@@ -167,8 +167,8 @@ func parseFieldPath(_ p: UnsafePointer<CChar>?, _ what: String = "field_path") t
 
 /// A document key from a C path. The common case (ASCII, valid, no surrounding slashes to
 /// strip beyond one each) is parsed straight from the bytes; anything else goes through
-/// `DocumentKey(parsing:)`, which also produces every error message. For ASCII text, Swift's
-/// character-based `contains("//")` and `split("/")` agree with this byte scan.
+/// `DocumentKey(parsing:)`, which also produces every error message and splits at the same
+/// "/" bytes.
 func documentKey(_ p: UnsafePointer<CChar>?, _ what: String = "path") throws -> DocumentKey {
     guard let p else { throw invalid("\(what) is NULL") }
     if let key = fastDocumentKey(p) { return key }

@@ -29,16 +29,17 @@ public struct FieldPath: Hashable, Sendable, CustomStringConvertible {
         var cur = ""
         var quoted = false
         var wasQuoted = false
-        var it = s.makeIterator()
+        // Scalars, not characters: a combining mark after "." or "/" must not hide it.
+        var it = s.unicodeScalars.makeIterator()
         while let ch = it.next() {
             if quoted {
                 if ch == "\\" {
                     guard let next = it.next() else { throw EmberError.invalidArgument("Invalid field path '\(s)': trailing escape") }
-                    cur.append(next)
+                    cur.unicodeScalars.append(next)
                 } else if ch == "`" {
                     quoted = false
                 } else {
-                    cur.append(ch)
+                    cur.unicodeScalars.append(ch)
                 }
                 continue
             }
@@ -54,7 +55,7 @@ public struct FieldPath: Hashable, Sendable, CustomStringConvertible {
                 throw EmberError.invalidArgument("Invalid field path '\(s)': paths must not contain '~', '*', '/', '[', or ']' outside backquotes")
             default:
                 if wasQuoted { throw EmberError.invalidArgument("Invalid field path '\(s)': text after a closing backquote") }
-                cur.append(ch)
+                cur.unicodeScalars.append(ch)
             }
         }
         if quoted { throw EmberError.invalidArgument("Invalid field path '\(s)': unterminated backquote") }
@@ -104,9 +105,9 @@ public struct FieldPath: Hashable, Sendable, CustomStringConvertible {
 extension String {
     func replacingBackslashesAndBackquotes() -> String {
         var out = ""
-        for ch in self {
-            if ch == "\\" || ch == "`" { out.append("\\") }
-            out.append(ch)
+        for ch in unicodeScalars {   // (a combining mark after a backquote must not hide it)
+            if ch == "\\" || ch == "`" { out.unicodeScalars.append("\\") }
+            out.unicodeScalars.append(ch)
         }
         return out
     }

@@ -16,14 +16,16 @@ public struct ResourcePath: Hashable, Sendable, CustomStringConvertible {
         if string.utf8.count > ResourcePath.maxNameBytes {
             throw EmberError.invalidArgument("Invalid path: a document name is at most \(ResourcePath.maxNameBytes) bytes (6 KiB)")
         }
-        if string.contains("//") {
+        // Slashes are bytes: a combining mark after one does not make it part of an id.
+        let u = string.utf8
+        if zip(u, u.dropFirst()).contains(where: { $0 == 0x2F && $1 == 0x2F }) {
             throw EmberError.invalidArgument("Invalid path (\(string)). Paths must not contain // in them.")
         }
-        var body = Substring(string)
-        if body.first == "/" { body = body.dropFirst() }
-        if body.last == "/" { body = body.dropLast() }
+        var body = Substring(string).utf8[...]
+        if body.first == 0x2F { body = body.dropFirst() }
+        if body.last == 0x2F { body = body.dropLast() }
         if body.isEmpty { throw EmberError.invalidArgument("Invalid path '\(string)': empty segment") }
-        let parts = body.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+        let parts = splitAtSlashes(Substring(body))
         for part in parts {
             try ResourcePath.validateSegment(part, in: string)
         }
@@ -44,7 +46,7 @@ public struct ResourcePath: Hashable, Sendable, CustomStringConvertible {
         let context = path.map { " in path '\($0)'" } ?? ""
         if id.isEmpty { throw EmberError.invalidArgument("Invalid path\(context): empty segment") }
         if id == "." || id == ".." { throw EmberError.invalidArgument("Invalid id '\(id)'\(context): '.' and '..' are not allowed") }
-        if id.contains("/") { throw EmberError.invalidArgument("Invalid id '\(id)': an id cannot contain '/'") }
+        if id.utf8.contains(0x2F) { throw EmberError.invalidArgument("Invalid id '\(id)': an id cannot contain '/'") }
         let u = Array(id.utf8)
         if u.count > maxBytes {
             let start = String(decoding: u.prefix(24), as: UTF8.self)
@@ -59,7 +61,8 @@ public struct ResourcePath: Hashable, Sendable, CustomStringConvertible {
     /// Firestore reserves them (the emulator accepts `____`, and numeric ids `__id<n>__`).
     public static func isReserved(_ id: String) -> Bool {
         let u = id.utf8
-        guard u.count > 4, id.hasPrefix("__"), id.hasSuffix("__") else { return false }
+        // Bytes, not characters: "__\u{301}x__" is reserved too (Firestore's `__.*__`).
+        guard u.count > 4, u.starts(with: [0x5F, 0x5F]), u.reversed().starts(with: [0x5F, 0x5F]) else { return false }
         return numericId(id) == nil
     }
 
@@ -164,6 +167,24 @@ func hashUTF8Segments(_ segments: [String], count: Int) -> Int {
     var h = Hasher()
     hashUTF8Segments(segments[..<count], into: &h)
     return h.finalize()
+}
+
+/// Splits `s` at every "/" byte, as Firestore's clients and the Realtime Database split paths
+/// (splitting by Swift characters would keep a "/" followed by a combining mark inside an id).
+/// `omittingEmpty` drops empty segments (the tree's paths); otherwise they are kept.
+public func splitAtSlashes<S: StringProtocol>(_ s: S, omittingEmpty: Bool = false) -> [String] {
+    var out: [String] = []
+    let u = s.utf8
+    var start = u.startIndex, i = start
+    while i != u.endIndex {
+        if u[i] == 0x2F {
+            if !(omittingEmpty && start == i) { out.append(String(decoding: u[start..<i], as: UTF8.self)) }
+            start = u.index(after: i)
+        }
+        i = u.index(after: i)
+    }
+    if !(omittingEmpty && start == u.endIndex) { out.append(String(decoding: u[start..<u.endIndex], as: UTF8.self)) }
+    return out
 }
 
 /// Hashes segments by their UTF-8 bytes (consistent with comparing them with `compareUTF8`).

@@ -49,10 +49,10 @@ struct RemoteCodec: Sendable {
 
     func key(_ name: String) throws -> DocumentKey {
         let prefix = documentsRoot + "/"
-        guard name.hasPrefix(prefix) else {
+        guard name.utf8.starts(with: prefix.utf8) else {
             throw EmberError.invalidArgument("The server named document '\(name)', not in database '\(database)'")
         }
-        let path = ResourcePath(segments: name.dropFirst(prefix.count).split(separator: "/", omittingEmptySubsequences: false).map(String.init))
+        let path = ResourcePath(segments: splitAtSlashes(Substring(name.utf8.dropFirst(prefix.utf8.count))))
         guard path.isDocumentPath, !path.segments.contains("") else {
             throw EmberError.invalidArgument("The server sent '\(name)', which is not a document name")
         }

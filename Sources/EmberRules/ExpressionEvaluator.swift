@@ -206,7 +206,7 @@ final class ExpressionEvaluator {
         case ("float", 1, .string(let s), _):
             guard let d = Double(s) else { throw fail("float() of '\(s)'") }
             return .float(d)
-        case ("path", 1, .string(let s), _): return .path(s.split(separator: "/").map(String.init))
+        case ("path", 1, .string(let s), _): return .path(splitAtSlashes(s, omittingEmpty: true))
         default: throw fail("unknown function \(name)() for these arguments")
         }
     }

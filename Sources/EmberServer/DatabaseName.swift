@@ -28,7 +28,7 @@ struct DatabaseName: Hashable, Sendable {
 
     /// Parses `projects/P/databases/D`.
     init(parsing s: String) throws {
-        let parts = s.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+        let parts = splitAtSlashes(s)
         guard parts.count == 4, parts[0] == "projects", parts[2] == "databases" else {
             throw EmberError.invalidArgument("Invalid database name '\(s)': expected projects/{project_id}/databases/{database_id}")
         }
@@ -38,7 +38,7 @@ struct DatabaseName: Hashable, Sendable {
     /// Parses `projects/P/databases/D/documents[/PATH]` into the database and the path under it
     /// (the empty path for the documents root).
     static func parse(resource s: String) throws -> (DatabaseName, ResourcePath) {
-        let parts = s.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+        let parts = splitAtSlashes(s)
         guard parts.count >= 5, parts[0] == "projects", parts[2] == "databases", parts[4] == "documents" else {
             throw EmberError.invalidArgument("Invalid resource name '\(s)': expected projects/{project_id}/databases/{database_id}/documents/...")
         }

@@ -33,7 +33,7 @@ enum WirePropertyPath {
 
     /// Names that begin and end with two underscores are Firestore's own.
     static func isReserved(_ name: String) -> Bool {
-        name.utf8.count >= 4 && name.hasPrefix("__") && name.hasSuffix("__")
+        name.utf8.count >= 4 && name.utf8.starts(with: [0x5F, 0x5F]) && name.utf8.reversed().starts(with: [0x5F, 0x5F])
     }
 
     /// One segment from the front of `chars`: an identifier or a backquoted name.

@@ -116,4 +116,15 @@ final class FieldPathTests: XCTestCase {
         XCTAssertNotEqual(a, b)
         XCTAssertEqual(Set([a, b]).count, 2)
     }
+
+    // "." and "/" followed by a combining mark are still what they are (Swift's characters would join them).
+    func testADotOrSlashBeforeACombiningMarkKeepsItsMeaning() throws {
+        XCTAssertEqual(try FieldPath(parsing: "a.\u{301}b").segments, ["a", "\u{301}b"])
+        XCTAssertThrowsError(try FieldPath(parsing: "a/\u{301}b"), "'/' outside backquotes")
+        XCTAssertEqual(try FieldPath(parsing: "`a.\u{301}b`").segments, ["a.\u{301}b"])
+        for segs in [["`\u{301}"], ["x.\u{301}", "\\\u{301}"], ["\u{301}"]] {
+            let p = try FieldPath(segs)
+            XCTAssertEqual(try FieldPath(parsing: p.canonical).segments, segs, p.canonical)
+        }
+    }
 }

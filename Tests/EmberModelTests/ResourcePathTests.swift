@@ -232,4 +232,21 @@ final class ResourcePathTests: XCTestCase {
         XCTAssertEqual(Set([k1, k2]).count, 2, "two documents whose ids differ in bytes are two keys")
         XCTAssertTrue(k2 < k1)
     }
+
+    // A "/" followed by a combining mark is still a separator (Swift's characters would join them):
+    // Firestore's clients split paths at the "/" code unit.
+    func testASlashBeforeACombiningMarkSeparatesSegments() throws {
+        XCTAssertEqual(try ResourcePath(parsing: "a/\u{301}b/c/\u{301}d").segments, ["a", "\u{301}b", "c", "\u{301}d"])
+        XCTAssertEqual(try ResourcePath(parsing: "/\u{301}a/").segments, ["\u{301}a"])
+        XCTAssertEqual(try DocumentKey(parsing: "c/\u{301}x").id, "\u{301}x")
+        XCTAssertThrowsError(try ResourcePath(parsing: "a//\u{301}b"), "// inside a path")
+        XCTAssertEqual(try ResourcePath(parsing: "/\u{301}").segments, ["\u{301}"], "a leading slash is dropped")
+        XCTAssertThrowsError(try ResourcePath.validateSegment("/\u{301}x"), "an id cannot contain '/'")
+        XCTAssertTrue(ResourcePath.isReserved("__\u{301}x__"), "reserved by bytes: __.*__")
+        XCTAssertFalse(ResourcePath.isReserved("_\u{301}_x__"))
+        XCTAssertEqual(splitAtSlashes("a//b"), ["a", "", "b"])
+        XCTAssertEqual(splitAtSlashes("/a//\u{301}b/", omittingEmpty: true), ["a", "\u{301}b"])
+        XCTAssertEqual(splitAtSlashes(""), [""])
+        XCTAssertEqual(splitAtSlashes("", omittingEmpty: true), [])
+    }
 }

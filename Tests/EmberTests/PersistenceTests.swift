@@ -102,4 +102,27 @@ final class PersistenceTests: XCTestCase {
         s.path = garbage
         XCTAssertThrowsError(try Firestore.open(settings: s)) { XCTAssertEqual(code($0), .dataLoss) }
     }
+
+    // Ids that begin with a combining mark: "/" before one still separates (Firestore's clients
+    // split at the code unit). Before, "a/\u{301}b" was one segment with a "/" inside.
+    func testIdsThatBeginWithACombiningMarkRoundTrip() async throws {
+        let db = try Firestore.open(settings: settings())
+        try await db.document("rooms/\u{301}r/messages/\u{301}m").setData(["n": 1])
+        try await db.collection("rooms").document("\u{301}r").collection("messages").document("\u{301}n").setData(["n": 2])
+        try await db.terminate()
+        let again = try Firestore.open(settings: settings())
+        try await again.disableNetwork()
+        let ref = again.document("rooms/\u{301}r/messages/\u{301}m")
+        XCTAssertEqual(ref.documentID, "\u{301}m")
+        XCTAssertEqual(ref.parent.collectionID, "messages")
+        XCTAssertEqual(ref.parent.parent?.documentID, "\u{301}r")
+        let m = try await ref.getDocument(source: .cache)
+        XCTAssertEqual(m.data()?["n"] as? Int, 1)
+        let q = try await again.collection("rooms/\u{301}r/messages").getDocuments(source: .cache)
+        XCTAssertEqual(q.documents.map { $0.documentID }, ["\u{301}m", "\u{301}n"])
+        XCTAssertEqual(q.documents.map { $0.reference.path }, ["rooms/\u{301}r/messages/\u{301}m", "rooms/\u{301}r/messages/\u{301}n"])
+        let g = try await again.collectionGroup("messages").getDocuments(source: .cache)
+        XCTAssertEqual(g.documents.count, 2)
+        try await again.terminate()
+    }
 }

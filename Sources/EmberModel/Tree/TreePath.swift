@@ -16,7 +16,7 @@ public struct TreePath: Hashable, Sendable, CustomStringConvertible, Comparable 
 
     /// Parses a slash-separated path; every segment must be a valid key.
     public init(parsing s: String, context: String = "path") throws {
-        let parts = s.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
+        let parts = splitAtSlashes(s, omittingEmpty: true)
         for p in parts {
             do { try TreeKey.validate(p, context: "key") } catch let e as EmberError {
                 throw EmberError.invalidArgument("Invalid \(context) '\(s)': \(e.message)")

@@ -247,7 +247,7 @@ final class SQLiteIndexManager: IndexManager {
 
 extension SQLiteDocumentStore {
     func persistencePath(_ canonical: String) -> ResourcePath {
-        ResourcePath(segments: canonical.split(separator: "/", omittingEmptySubsequences: false).map(String.init))
+        ResourcePath(segments: splitAtSlashes(canonical))
     }
 }
 

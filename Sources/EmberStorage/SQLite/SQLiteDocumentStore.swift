@@ -252,7 +252,7 @@ final class SQLiteDocumentStore: DocumentStore {
             var candidates: [String: [String]] = [:]   // id -> collection paths under it
             while try st.step() {
                 let path = st.text(0)
-                let segs = path.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+                let segs = splitAtSlashes(path)
                 guard segs.count > n, Array(segs[..<n]) == parent.segments else { continue }
                 candidates[segs[n], default: []].append(path)
             }

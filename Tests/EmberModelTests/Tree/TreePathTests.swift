@@ -30,4 +30,9 @@ final class TreePathTests: XCTestCase {
         XCTAssertEqual(ab.parent, a)
         XCTAssertNil(TreePath.root.parent)
     }
+
+    func testASlashBeforeACombiningMarkSeparatesKeys() throws {
+        XCTAssertEqual(try TreePath(parsing: "a/\u{301}b").segments, ["a", "\u{301}b"])
+        XCTAssertEqual(try TreePath(parsing: "//a//\u{301}b/").segments, ["a", "\u{301}b"])
+    }
 }

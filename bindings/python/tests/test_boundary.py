@@ -34,6 +34,16 @@ def test_nul_in_document_id_does_not_write_another_document(db):
     assert db.collection("c").document("a").get().to_dict() == {"v": "original"}
 
 
+def test_ids_that_begin_with_a_combining_mark_address_their_own_documents(db):
+    # "/" followed by U+0301 still separates segments, as in Python's str.split("/").
+    db.document("rooms/\u0301r/messages/\u0301m").set({"n": 1}).wait(5)
+    msgs = db.collection("rooms").document("\u0301r").collection("messages")
+    assert msgs.document("\u0301m").get().to_dict() == {"n": 1}
+    assert [d.id for d in msgs.get()] == ["\u0301m"]
+    db.collection("c").document("d").set({"x": {"\u0301y": 5}}).wait(5)
+    assert [d.id for d in db.collection("c").where("x.\u0301y", "==", 5).get()] == ["d"]
+
+
 @pytest.mark.parametrize("call", [
     lambda db: db.collection("c\x00d").document("x").set({"v": 1}),
     lambda db: db.collection("c").document("a\x00b").get(),
