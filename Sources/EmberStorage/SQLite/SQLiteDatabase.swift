@@ -30,6 +30,11 @@ final class SQLiteDatabase {
         self.handle = handle
         self.path = path
         sqlite3_extended_result_codes(handle, 1)
+        let frc = SQLiteRowFilter.register(on: handle)
+        guard frc == SQLITE_OK else {
+            defer { sqlite3_close_v2(handle) }
+            throw SQLiteDatabase.error(frc, String(cString: sqlite3_errmsg(handle)), path: path, systemErrno: 0)
+        }
     }
 
     func close() {

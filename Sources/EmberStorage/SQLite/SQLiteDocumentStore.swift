@@ -15,7 +15,7 @@ final class SQLiteDocumentStore: DocumentStore {
 
     // The hot statements, their SQL built once (see `SQL`).
     private let sqlGet: SQL, sqlVersion: SQL, sqlPut: SQL, sqlPutIfNewer: SQL, sqlInsertIfAbsent: SQL, sqlDelete: SQL
-    private let sqlInCollection: SQL, sqlParentsInGroup: SQL, sqlAddParent: SQL
+    private let sqlInCollection: SQL, sqlInCollectionAdmitted: SQL, sqlParentsInGroup: SQL, sqlAddParent: SQL
     /// Parents known to be in the `collections` table (bounded; a miss costs one INSERT OR IGNORE).
     private var knownParents = Set<UTF8String>()
     /// An upper bound of `byteSize` once computed (puts add their size, removes leave it), so the
@@ -52,6 +52,7 @@ final class SQLiteDocumentStore: DocumentStore {
         sqlInsertIfAbsent = SQL("INSERT INTO \(values) ON CONFLICT(parent, id) DO NOTHING")
         sqlDelete = SQL("DELETE FROM \(table) WHERE parent = ?1 AND id = ?2")
         sqlInCollection = SQL("SELECT \(selectColumns) FROM \(table) WHERE parent = ?1")
+        sqlInCollectionAdmitted = SQL("SELECT \(selectColumns) FROM \(table) WHERE parent = ?1 AND ember_admits(present, data, ?2)")
         sqlParentsInGroup = SQL("SELECT parent FROM collections WHERE tbl = '\(table)' AND grp = ?1")
         sqlAddParent = SQL("INSERT OR IGNORE INTO collections(tbl, grp, parent) VALUES('\(table)', ?1, ?2)")
     }
@@ -286,20 +287,23 @@ final class SQLiteDocumentStore: DocumentStore {
     func scan(collection: ResourcePath?, group: String?, prefilter: RawPrefilter?, scanned: inout Int, in db: SQLiteDatabase) throws -> [Document] {
         let parents: [String] = try group.map { try self.parents(inGroup: $0, in: db) } ?? [collection!.canonical]
         var out: [Document] = []
-        let st = try db.statement(sqlInCollection)
-        defer { st.rewind() }
+        // With filters, SQLite runs them on each row's stored fields (`ember_admits`) and reads
+        // the other columns of the rows that pass only.
+        let filter = prefilter.map { SQLiteRowFilter($0) }
+        let st = try db.statement(filter == nil ? sqlInCollection : sqlInCollectionAdmitted)
+        defer { st.reset() }
         for parent in parents {
             var rowParents = RowParents(collection ?? persistencePath(parent))
             st.rewind()
             st.bind(1, parent)
+            if let filter { st.bind(2, rowFilter: filter) }
             while try st.step() {
-                scanned += 1
-                if let pre = prefilter {
-                    if st.int(2) == 0 || !pre.admits(st.blob(6)) { continue }
-                }
+                if filter == nil { scanned += 1 }
                 out.append(try row(st, parents: &rowParents))
             }
         }
+        st.reset()   // unbinds the filter while it is still alive (used just below)
+        scanned += filter?.rowsSeen ?? 0
         return out
     }
 
