@@ -137,7 +137,7 @@ public final class Firestore: @unchecked Sendable {
     }
 
     public func collectionGroup(_ collectionID: String) -> Query {
-        if collectionID.contains("/") || collectionID.isEmpty {
+        if collectionID.utf8.contains(0x2F) || collectionID.isEmpty {   // bytes: "/" before a combining mark too
             return Query(firestore: self, error: EmberError.invalidArgument("Invalid collection ID '\(collectionID)' passed to collectionGroup(): it must not be empty nor contain '/'."))
         }
         return Query(firestore: self, core: EmberModel.Query(collectionGroup: collectionID))

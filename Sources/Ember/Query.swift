@@ -208,7 +208,7 @@ public final class Filter: @unchecked Sendable {
                     }
                     return .reference(DocumentKey(unchecked: p))
                 }
-                if s.isEmpty || s.contains("/") {
+                if s.isEmpty || s.utf8.contains(0x2F) {   // bytes: "/" before a combining mark too
                     throw EmberError.invalidArgument("Invalid query. When querying a collection by documentId(), you must provide a plain document ID, but '\(s)' contains a '/' character or is empty.")
                 }
                 return .reference(DocumentKey(unchecked: q.path.appending(s)))

@@ -110,9 +110,12 @@ public func ember_document_data(_ d: OpaquePointer?, _ format: Int32, _ outLen: 
     wrap(err, nil) {
         let o = try object(d, CDocument.self, "doc")
         guard let document = o.document else { throw EmberError(.notFound, "Document '\(o.key)' does not exist") }
-        // A document read from the file hands on its stored bytes: the same encoding.
-        if format == Int32(EMBER_FORMAT_MSGPACK), let stored = document.storedFields { return try output(stored, outLen) }
-        return try encode(.map(document.data), format, outLen)
+        // A document read from the file hands on its stored bytes: the same encoding (unless a
+        // decode found them damaged: then data-loss, as in JSON).
+        if format == Int32(EMBER_FORMAT_MSGPACK), let stored = document.storedFields, !document.storedFieldsKnownDamaged {
+            return try output(stored, outLen)
+        }
+        return try encode(.map(try document.decodedData()), format, outLen)
     }
 }
 

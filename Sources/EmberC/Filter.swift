@@ -20,7 +20,7 @@ indirect enum RawFilter {
                     }
                     return .reference(DocumentKey(unchecked: p))
                 }
-                if s.isEmpty || s.contains("/") {
+                if s.isEmpty || s.utf8.contains(0x2F) {
                     throw invalid("Invalid query. When querying a collection by documentId(), you must provide a plain document ID, but '\(s)' contains a '/' character or is empty.")
                 }
                 try ResourcePath.validateSegment(s)

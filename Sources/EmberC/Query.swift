@@ -40,7 +40,7 @@ public func ember_query_new_collection_group(_ db: OpaquePointer?, _ id: UnsafeP
         let handle = try object(db, DBHandle.self, "db")
         _ = try handle.open()
         let s = try text(id, "collection_id")
-        if s.isEmpty || s.contains("/") {
+        if s.isEmpty || s.utf8.contains(0x2F) {
             throw invalid("Invalid collection ID '\(s)' passed to collectionGroup(): it must not be empty nor contain '/'.")
         }
         try ResourcePath.validateSegment(s)

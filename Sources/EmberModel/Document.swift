@@ -73,34 +73,60 @@ public final class Document: @unchecked Sendable, CustomStringConvertible {
         Document(missing: key, version: version, hasLocalMutations: hasLocalMutations)
     }
 
-    /// The fields. Stored bytes that do not decode (a damaged file: Ember wrote them) read as no
-    /// fields, reported once on stderr.
+    /// The fields. Stored bytes that do not decode (a damaged file: only Ember writes them) read
+    /// as no fields, reported once on stderr; `decodedData()` and `storedFieldsError` report them.
     public var data: MapValue {
         guard let stored = storedFields else { return built }
-        if let p = decoded.load(ordering: .acquiring) {
-            return Unmanaged<DecodedFields>.fromOpaque(p).takeUnretainedValue().map
-        }
+        return fields(stored).map
+    }
+
+    /// The fields, or data-loss when the stored bytes do not decode.
+    public func decodedData() throws -> MapValue {
+        guard let stored = storedFields else { return built }
+        let f = fields(stored)
+        if let e = f.error { throw e }
+        return f.map
+    }
+
+    /// Data-loss when the stored bytes do not decode (decoding them if that was not done yet);
+    /// nil for readable fields and for documents built from values. Point reads check it, so a
+    /// write never builds on a damaged document as if it were empty.
+    public var storedFieldsError: EmberError? {
+        guard let stored = storedFields else { return nil }
+        return fields(stored).error
+    }
+
+    /// True once a decode of the stored bytes failed (without decoding them now): the C ABI hands
+    /// on the bytes of every other stored document.
+    public var storedFieldsKnownDamaged: Bool {
+        guard let p = decoded.load(ordering: .acquiring) else { return false }
+        return Unmanaged<DecodedFields>.fromOpaque(p).takeUnretainedValue().error != nil
+    }
+
+    @inline(__always)
+    private func fields(_ stored: [UInt8]) -> DecodedFields {
+        if let p = decoded.load(ordering: .acquiring) { return Unmanaged<DecodedFields>.fromOpaque(p).takeUnretainedValue() }
         return decode(stored)
     }
 
     /// False while stored fields wait to be decoded (tests use it to see what a read decoded).
     public var fieldsDecoded: Bool { storedFields == nil || decoded.load(ordering: .acquiring) != nil }
 
-    private func decode(_ stored: [UInt8]) -> MapValue {
-        let map: MapValue
+    private func decode(_ stored: [UInt8]) -> DecodedFields {
+        let box: DecodedFields
         do {
-            map = try stored.withUnsafeBufferPointer { try ValueMessagePack.decodeMap($0) }
+            box = DecodedFields(try stored.withUnsafeBufferPointer { try ValueMessagePack.decodeMap($0) }, nil)
         } catch {
             Document.reportUndecodable(key, error)
-            map = MapValue()
+            box = DecodedFields(MapValue(), EmberError(.dataLoss, "The stored fields of document '\(key)' are damaged (\(error)): restore the database file from a copy."))
         }
-        let made = Unmanaged.passRetained(DecodedFields(map)).toOpaque()
+        let made = Unmanaged.passRetained(box).toOpaque()
         let (won, current) = decoded.compareExchange(expected: nil, desired: made,
                                                      successOrdering: .acquiringAndReleasing,
                                                      failureOrdering: .acquiring)
-        if won { return map }
+        if won { return box }
         Unmanaged<DecodedFields>.fromOpaque(made).release()
-        return Unmanaged<DecodedFields>.fromOpaque(current!).takeUnretainedValue().map
+        return Unmanaged<DecodedFields>.fromOpaque(current!).takeUnretainedValue()
     }
 
     private static let reportedUndecodable = Atomic<Bool>(false)
@@ -135,9 +161,10 @@ public final class Document: @unchecked Sendable, CustomStringConvertible {
     }
 }
 
-/// Responsible for: holding a stored document's fields once decoded (one allocation, shared by
-/// every reader of that `Document`).
+/// Responsible for: holding a stored document's fields once decoded, or the reason they did not
+/// decode (one allocation, shared by every reader of that `Document`).
 private final class DecodedFields {
     let map: MapValue
-    init(_ map: MapValue) { self.map = map }
+    let error: EmberError?
+    init(_ map: MapValue, _ error: EmberError?) { self.map = map; self.error = error }
 }

@@ -193,7 +193,7 @@ public struct Query: Sendable, CustomStringConvertible {
                     }
                     out[i] = .reference(DocumentKey(unchecked: p))
                 } else {
-                    if s.contains("/") || s.isEmpty {
+                    if s.utf8.contains(0x2F) || s.isEmpty {
                         throw EmberError.invalidArgument("Invalid query. When querying a collection and ordering by documentId(), the value passed to \(method) must be a plain document ID, but '\(s)' contains a slash or is empty.")
                     }
                     try ResourcePath.validateSegment(s)

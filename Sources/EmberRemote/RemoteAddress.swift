@@ -29,7 +29,7 @@ public struct RemoteAddress: Equatable, Sendable {
         if text.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F || $0 == " " }) {
             throw refuse("it contains a space or a control character")
         }
-        if text.contains("/") { throw refuse("give host:port only, without a scheme or a path (e.g. 127.0.0.1:8080)") }
+        if text.utf8.contains(0x2F) { throw refuse("give host:port only, without a scheme or a path (e.g. 127.0.0.1:8080)") }
         let name: Substring
         let portText: Substring
         if text.hasPrefix("[") {

@@ -223,14 +223,16 @@ final class ExpressionEvaluator {
             throw fail("get()/exists() needs /databases/<db>/documents/<document path>")
         }
         guard fullPath[1] == database else { throw fail("get()/exists() of another database (\(fullPath[1]))") }
-        guard fullPath.dropFirst(3).allSatisfy({ !$0.isEmpty && !$0.contains("/") }) else {
+        guard fullPath.dropFirst(3).allSatisfy({ !$0.isEmpty && !$0.utf8.contains(0x2F) }) else {
             throw fail("get()/exists() of a path with an empty segment or a '/' inside one")
         }
-        if let cached = budget.reads[fullPath] { return cached }
+        // Keyed by bytes: String's == would take "é" and "e\u{301}" for one document.
+        let readKey = Array(fullPath.joined(separator: "/").utf8)
+        if let cached = budget.reads[readKey] { return cached }
         guard budget.reads.count < budget.limit else { throw fail("more than \(budget.limit) document reads in one request") }
         guard let lookup else { throw fail("no document lookup for get()/exists()") }
         let data = lookup(Array(fullPath.dropFirst(3)))
-        budget.reads[fullPath] = .some(data)
+        budget.reads[readKey] = .some(data)
         return data
     }
 }

@@ -12,7 +12,8 @@ public final class RulesReadBudget {
     public static let batch = 20
 
     public let limit: Int
-    var reads: [[String]: MapValue?] = [:]
+    /// By the path's UTF-8 bytes (segments joined with "/", none of which holds one).
+    var reads: [[UInt8]: MapValue?] = [:]
 
     public init(limit: Int = RulesReadBudget.singleRequest) { self.limit = limit }
 }

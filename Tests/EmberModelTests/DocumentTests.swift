@@ -108,9 +108,17 @@ final class DocumentTests: XCTestCase {
     func testDamagedStoredFieldsReadAsNoFields() {
         // A map of one entry whose key is cut short.
         let d = Document(key: key("a/b"), storedFields: [0x81, 0xa3, 0x61], version: 1, createTime: 1, updateTime: 1)
+        XCTAssertFalse(d.storedFieldsKnownDamaged, "not decoded yet")
         XCTAssertNil(d.field(fp("a")))
         XCTAssertTrue(d.data.isEmpty)
         XCTAssertTrue(d.exists)
+        XCTAssertTrue(d.storedFieldsKnownDamaged)
+        XCTAssertEqual(d.storedFieldsError?.code, .dataLoss)
+        XCTAssertThrowsError(try d.decodedData()) { XCTAssertEqual(($0 as? EmberError)?.code, .dataLoss) }
+        let good = stored("a/b", ["a": .int(1)])
+        XCTAssertNil(good.storedFieldsError)
+        XCTAssertEqual(try good.decodedData(), MapValue(["a": .int(1)]))
+        XCTAssertFalse(good.storedFieldsKnownDamaged)
     }
 
     func testStoredAndBuiltDocumentsCompareByContent() {

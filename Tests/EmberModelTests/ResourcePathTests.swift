@@ -91,9 +91,7 @@ final class ResourcePathTests: XCTestCase {
         }
     }
 
-    /// Segments that share their representation (one small string, or one large string's
-    /// storage) are skipped as equal; copies made apart compare by their bytes: both give the
-    /// same order.
+    /// A key built with its collection's hash given is the key parsed from the same path.
     func testAKeyGivenItsCollectionsHashIsTheSameKey() throws {
         for p in ["c/a", "c/b", "rooms/r1/messages/m1", "c/\u{0}x", "é/\u{301}e"] {
             let k = try DocumentKey(parsing: p)
@@ -104,6 +102,9 @@ final class ResourcePathTests: XCTestCase {
         }
     }
 
+    /// Segments that share their representation (one small string, or one large string's
+    /// storage) are skipped as equal; copies made apart compare by their bytes: both give the
+    /// same order.
     func testSharedAndSeparateSegmentsCompareAlike() {
         let long = String(repeating: "c", count: 40)
         let segs = ["a", "b", long, long + "d", "\u{E9}" + long, "_x", "__id3__"]

@@ -1,7 +1,7 @@
 import XCTest
 import Foundation
 import EmberModel
-import EmberStorage
+@testable import EmberStorage
 
 /// SQLiteDocumentStore's recent rows: a read answered from them is always what the table holds,
 /// through puts, conditional puts, inserts where absent, removes and rolled-back transactions,
@@ -156,6 +156,41 @@ final class SQLiteStoredFieldsTests: XCTestCase {
                 XCTAssertEqual(d.data["name"], .string("n\(d.key.id.dropFirst())"))
             }
         }
+    }
+
+    func testAPointReadOfADamagedRowFailsSoNoWriteBuildsOnIt() throws {
+        let dir = TempDir()
+        var p = try SQLitePersistence(path: dir.file(), sharedDocuments: true)
+        p.backendDocuments.put(sdoc("c/bad", ["keep": .int(1)]))
+        XCTAssertTrue(p.access(false) { db in try db.exec("UPDATE backend_docs SET data = x'81a361' WHERE id = 'bad'"); return true })
+        p.close()
+        p = try SQLitePersistence(path: dir.file(), sharedDocuments: true)   // (no recent rows)
+        defer { p.close() }
+        XCTAssertThrowsError(try p.runTransaction("update") {
+            _ = p.backendDocuments.get(skey("c/bad"))
+        }) { XCTAssertEqual(($0 as? EmberError)?.code, .dataLoss) }
+        // A query lists the row; its fields read as none and say why.
+        let listed = p.backendDocuments.documents(matching: try Query(collection: spath("c")))
+        XCTAssertEqual(listed.map { $0.key.id }, ["bad"])
+        XCTAssertEqual(listed.first?.storedFieldsError?.code, .dataLoss)
+    }
+
+    // "é" and "e\u{301}" are canonically equivalent Swift strings but different collections: a
+    // group query through an index (rows whose parent is read from the row) keeps them apart.
+    func testCanonicallyEquivalentCollectionsStayApartInAGroupRead() throws {
+        let dir = TempDir()
+        let p = try SQLitePersistence(path: dir.file(), sharedDocuments: true)
+        defer { p.close() }
+        p.backendDocuments.put(sdoc("rooms/\u{E9}/msgs/a", ["n": .int(1)]))
+        p.backendDocuments.put(sdoc("rooms/e\u{301}/msgs/b", ["n": .int(2)]))
+        try p.indexManager!.setConfiguration([IndexDefinition(collectionGroup: "msgs", scope: .collectionGroup,
+                                                              fields: [.init(path: try FieldPath(parsing: "n"), kind: .ascending)])])
+        let q = try Query(collectionGroup: "msgs").filter(.field(FieldFilter(field: try FieldPath(parsing: "n"), op: .greaterThan, value: .int(0))))
+        let found = p.backendDocuments.documents(matching: q)
+        XCTAssertNotNil(p.indexManager?.lastRead.usedIndex)
+        let paths = found.map { Array($0.key.path.canonical.utf8) }.sorted { $0.lexicographicallyPrecedes($1) }
+        XCTAssertEqual(paths, [Array("rooms/e\u{301}/msgs/b".utf8), Array("rooms/\u{E9}/msgs/a".utf8)])
+        for d in found { XCTAssertEqual(d.field(try FieldPath(parsing: "n")), d.key.id == "a" ? .int(1) : .int(2)) }
     }
 }
 

@@ -92,6 +92,9 @@ final class SQLiteDocumentStore: DocumentStore {
                         return nil
                     }
                     let doc = try row(st, parents: &parents)
+                    // A point read (what writes build on) fails on damaged fields, as the eager
+                    // decode did, rather than reading them as an empty document.
+                    if let e = doc.storedFieldsError { throw e }
                     remember(key, doc, bytes: st.byteCount(6))
                     st.rewind()
                     return doc
@@ -391,10 +394,10 @@ final class SQLiteDocumentStore: DocumentStore {
                 guard total > thresholdBytes else { return 0 }
                 let st = try db.statement("SELECT parent, id, size FROM \(table) ORDER BY seq")
                 var victims: [DocumentKey] = []
-                var cache: [String: ResourcePath] = [:]
+                var cache: [UTF8String: ResourcePath] = [:]   // by bytes, as RowParents
                 while total > thresholdBytes, try st.step() {
-                    let s = st.text(0)
-                    let parent = cache[s] ?? persistencePath(s)
+                    let s = UTF8String(st.text(0))
+                    let parent = cache[s] ?? persistencePath(s.s)
                     cache[s] = parent
                     let key = DocumentKey(unchecked: ResourcePath(segments: parent.segments + [st.text(1)]))
                     if pinned(key) { continue }
@@ -448,17 +451,19 @@ struct RawPrefilter {
 struct RowParents {
     typealias Parent = (path: ResourcePath, hash: Int)
     let fixed: Parent?
-    private var known: [String: Parent] = [:]
+    /// By bytes: canonically equivalent texts ("é", "e\u{301}") are different collections.
+    private var known: [UTF8String: Parent] = [:]
 
     init(_ collection: ResourcePath? = nil) {
         fixed = collection.map { ($0, DocumentKey.parentHash(of: $0)) }
     }
 
     mutating func parent(_ text: String, _ parse: (String) -> ResourcePath) -> Parent {
-        if let p = known[text] { return p }
+        let k = UTF8String(text)
+        if let p = known[k] { return p }
         let path = parse(text)
         let p = (path, DocumentKey.parentHash(of: path))
-        known[text] = p
+        known[k] = p
         return p
     }
 }
