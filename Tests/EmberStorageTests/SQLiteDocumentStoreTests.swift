@@ -170,7 +170,7 @@ final class SQLiteStoredFieldsTests: XCTestCase {
             _ = p.backendDocuments.get(skey("c/bad"))
         }) { XCTAssertEqual(($0 as? EmberError)?.code, .dataLoss) }
         // A query lists the row; its fields read as none and say why.
-        let listed = p.backendDocuments.documents(matching: try Query(collection: spath("c")))
+        let listed = p.backendDocuments.documents(matching: Query(collection: spath("c")))
         XCTAssertEqual(listed.map { $0.key.id }, ["bad"])
         XCTAssertEqual(listed.first?.storedFieldsError?.code, .dataLoss)
     }
