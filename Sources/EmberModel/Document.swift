@@ -98,19 +98,19 @@ public final class Document: @unchecked Sendable, CustomStringConvertible {
 
     /// True once a decode of the stored bytes failed (without decoding them now): the C ABI hands
     /// on the bytes of every other stored document.
-    public var storedFieldsKnownDamaged: Bool {
-        guard let p = decoded.load(ordering: .acquiring) else { return false }
-        return Unmanaged<DecodedFields>.fromOpaque(p).takeUnretainedValue().error != nil
+    public var storedFieldsKnownDamaged: Bool { decodedBox?.error != nil }
+
+    /// The published decode of `storedFields`, nil until one was made.
+    @inline(__always)
+    private var decodedBox: DecodedFields? {
+        decoded.load(ordering: .acquiring).map { Unmanaged<DecodedFields>.fromOpaque($0).takeUnretainedValue() }
     }
 
     @inline(__always)
-    private func fields(_ stored: [UInt8]) -> DecodedFields {
-        if let p = decoded.load(ordering: .acquiring) { return Unmanaged<DecodedFields>.fromOpaque(p).takeUnretainedValue() }
-        return decode(stored)
-    }
+    private func fields(_ stored: [UInt8]) -> DecodedFields { decodedBox ?? decode(stored) }
 
     /// False while stored fields wait to be decoded (tests use it to see what a read decoded).
-    public var fieldsDecoded: Bool { storedFields == nil || decoded.load(ordering: .acquiring) != nil }
+    public var fieldsDecoded: Bool { storedFields == nil || decodedBox != nil }
 
     private func decode(_ stored: [UInt8]) -> DecodedFields {
         let box: DecodedFields
@@ -141,7 +141,7 @@ public final class Document: @unchecked Sendable, CustomStringConvertible {
     /// decoded are read from the stored bytes without decoding the others.
     public func field(_ path: FieldPath) -> Value? {
         if path.segments.count == 1 && path.segments[0] == "__name__" { return .reference(key) }
-        if let stored = storedFields, decoded.load(ordering: .acquiring) == nil {
+        if let stored = storedFields, decodedBox == nil {
             // Keys out of order or damaged bytes: the full decode below reports or accepts them.
             do { return try stored.withUnsafeBufferPointer { try ValueMessagePack.field(path.segments, in: $0) } } catch {}
         }
