@@ -67,12 +67,17 @@ final class SQLiteDocumentStore: DocumentStore {
     /// Reads a row selected with `selectColumns`; `parents` knows its collection's path when the
     /// caller does, and parses each other one once.
     func row(_ st: SQLiteStatement, parents: inout RowParents) throws -> Document {
-        let parent = parents.fixed ?? parents.parent(st.text(0), persistencePath)
-        let key = DocumentKey(unchecked: ResourcePath(segments: parent.path.segments + [st.text(1)]), parentHash: parent.hash)
+        let key = rowKey(st, parents: &parents)
         let version = st.int(3)
         if st.int(2) == 0 { return Document.missing(key, version: version) }
         // Decoded when first read: a result only handed on as bytes, or filtered on a field, never is.
         return Document(key: key, storedFields: st.blobArray(6), version: version, createTime: st.int(4), updateTime: st.int(5))
+    }
+
+    /// The key of a row whose columns 0 and 1 are its parent and id.
+    func rowKey(_ st: SQLiteStatement, parents: inout RowParents) -> DocumentKey {
+        let parent = parents.fixed ?? parents.parent(st.text(0), persistencePath)
+        return DocumentKey(unchecked: ResourcePath(segments: parent.path.segments + [st.text(1)]), parentHash: parent.hash)
     }
 
     func get(_ key: DocumentKey) -> Document? {
@@ -394,12 +399,9 @@ final class SQLiteDocumentStore: DocumentStore {
                 guard total > thresholdBytes else { return 0 }
                 let st = try db.statement("SELECT parent, id, size FROM \(table) ORDER BY seq")
                 var victims: [DocumentKey] = []
-                var cache: [UTF8String: ResourcePath] = [:]   // by bytes, as RowParents
+                var parents = RowParents()
                 while total > thresholdBytes, try st.step() {
-                    let s = UTF8String(st.text(0))
-                    let parent = cache[s] ?? persistencePath(s.s)
-                    cache[s] = parent
-                    let key = DocumentKey(unchecked: ResourcePath(segments: parent.segments + [st.text(1)]))
+                    let key = rowKey(st, parents: &parents)
                     if pinned(key) { continue }
                     victims.append(key)
                     total -= st.int(2)
