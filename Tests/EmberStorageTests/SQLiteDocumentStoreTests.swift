@@ -162,7 +162,7 @@ final class SQLiteStoredFieldsTests: XCTestCase {
         let dir = TempDir()
         var p = try SQLitePersistence(path: dir.file(), sharedDocuments: true)
         p.backendDocuments.put(sdoc("c/bad", ["keep": .int(1)]))
-        XCTAssertTrue(p.access(false) { db in try db.exec("UPDATE backend_docs SET data = x'81a361' WHERE id = 'bad'"); return true })
+        damageStoredFields(ofId: "bad", in: p)
         p.close()
         p = try SQLitePersistence(path: dir.file(), sharedDocuments: true)   // (no recent rows)
         defer { p.close() }

@@ -36,7 +36,7 @@ final class SQLiteRowFilterTests: XCTestCase {
         defer { p.close() }
         p.backendDocuments.put(sdoc("c/good", ["g": .int(3)]))
         p.backendDocuments.put(sdoc("c/bad", ["g": .int(3)]))
-        XCTAssertTrue(p.access(false) { db in try db.exec("UPDATE backend_docs SET data = x'81a361' WHERE id = 'bad'"); return true })
+        damageStoredFields(ofId: "bad", in: p)
         let q = try Query(collection: spath("c")).filter(.field(FieldFilter(field: FieldPath(parsing: "g"), op: .equal, value: .int(3))))
         let listed = p.backendDocuments.documents(matching: q)
         XCTAssertEqual(Set(listed.map { $0.key.id }), ["good", "bad"], "the damaged row is not dropped by the scan")

@@ -1,12 +1,19 @@
 import XCTest
 import Foundation
 import EmberModel
-import EmberStorage
+@testable import EmberStorage
 
 func skey(_ s: String) -> DocumentKey { try! DocumentKey(parsing: s) }
 func spath(_ s: String) -> ResourcePath { try! ResourcePath(parsing: s) }
 func sdoc(_ k: String, _ d: [String: Value], version: Int64 = 1) -> Document {
     Document(key: skey(k), data: MapValue(d), version: version, createTime: version, updateTime: version)
+}
+
+/// Replaces the stored fields of `backend_docs` row `id` with bytes that do not decode (a map
+/// whose one key is cut short), as a damaged file would hold them.
+func damageStoredFields(ofId id: String, in p: SQLitePersistence, file: StaticString = #filePath, line: UInt = #line) {
+    XCTAssertTrue(p.access(false) { db in try db.exec("UPDATE backend_docs SET data = x'81a361' WHERE id = '\(id)'"); return true },
+                  file: file, line: line)
 }
 
 /// A fresh directory under /tmp, removed when the test ends.
