@@ -17,7 +17,7 @@ import os, re, shutil, signal, subprocess, sys, time
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 SCRATCH = sys.argv[1] if len(sys.argv) > 1 else ".build"
-FILTER = "EmberCoreTests.EmulatorLifecycleTests"
+FILTER = "EmberCoreTests.EmulatorLifecycleTests/testEmulatorProcessGroupIsGoneAfterEveryWayOut"
 
 
 def live_members(pgid):

@@ -175,6 +175,28 @@ def _emulator_answers(server):
         return r.status == 200 and r.read().startswith(b"Ok")
 
 
+PORT_ATTEMPTS = 3
+
+
+def port_was_taken(error):
+    """Whether a StartError says the server could not bind its port (EADDRINUSE in its log)."""
+    text = str(error)
+    return "Address already in use" in text or "address already in use" in text
+
+
+def _on_a_free_port(start):
+    """`start(port)` on a free port, again on another one (at most PORT_ATTEMPTS in all) when the
+    server exits because its port was taken in the meantime: free_port() releases the port before
+    the server binds it, and any process (a client's outgoing connection among them) may take it
+    in between. Any other start-up failure is raised at once."""
+    for attempt in range(PORT_ATTEMPTS):
+        try:
+            return start(free_port())
+        except StartError as e:
+            if attempt + 1 == PORT_ATTEMPTS or not port_was_taken(e):
+                raise
+
+
 def emulator_missing():
     """Why the emulator cannot run here, or None."""
     gcloud = shutil.which("gcloud")
@@ -192,13 +214,13 @@ def start_emulator(tmpdir, project="demo-ember", extra_args=()):
     why = emulator_missing()
     if why:
         raise StartError(why)
-    port = free_port()
     env = dict(os.environ, CLOUDSDK_CORE_DISABLE_PROMPTS="1", CLOUDSDK_COMPONENT_MANAGER_DISABLE_UPDATE_CHECK="1")
     env.pop("FIRESTORE_EMULATOR_HOST", None)
-    return Server("the Firestore emulator",
-                  ["gcloud", "beta", "emulators", "firestore", "start", f"--host-port=127.0.0.1:{port}",
-                   f"--project={project}", "--quiet", *extra_args],
-                  port, os.path.join(tmpdir, "emulator.log"), _emulator_answers, EMULATOR_START_SECONDS, env)
+    return _on_a_free_port(lambda port: Server(
+        "the Firestore emulator",
+        ["gcloud", "beta", "emulators", "firestore", "start", f"--host-port=127.0.0.1:{port}",
+         f"--project={project}", "--quiet", *extra_args],
+        port, os.path.join(tmpdir, "emulator.log"), _emulator_answers, EMULATOR_START_SECONDS, env))
 
 
 def ember_missing():
@@ -216,10 +238,10 @@ def start_ember(tmpdir, memory=False, extra_args=()):
     why = ember_missing()
     if why:
         raise StartError(why)
-    port = free_port()
     store = ["--memory"] if memory else ["--path", os.path.join(tmpdir, "data.ember")]
-    return Server("ember serve", [EMBER_BIN, "serve", *store, "--port", str(port), *extra_args],
-                  port, os.path.join(tmpdir, "ember.log"), _port_accepts, EMBER_START_SECONDS)
+    return _on_a_free_port(lambda port: Server(
+        "ember serve", [EMBER_BIN, "serve", *store, "--port", str(port), *extra_args],
+        port, os.path.join(tmpdir, "ember.log"), _port_accepts, EMBER_START_SECONDS))
 
 
 def client(host, project="demo-ember"):

@@ -42,6 +42,23 @@ final class EmulatorLifecycleTests: XCTestCase {
         }
     }
 
+    /// The case `start(timeout:)` starts again on another port: an emulator whose port another
+    /// socket holds exits, the failure says the port was taken, and nothing of it is left running.
+    func testAnEmulatorWhosePortIsTakenFailsSayingSo() throws {
+        guard case .success(let gcloud) = FirestoreEmulator.locate() else {
+            throw XCTSkip("Cloud Firestore emulator not installed")
+        }
+        let held = try FirestoreEmulator.boundSocket()
+        defer { close(held.fd) }
+        do {
+            let emu = try FirestoreEmulator.start(gcloud: gcloud, port: held.port, timeout: 90)
+            emu.stop()
+            XCTFail("the emulator started on port \(held.port), which another socket holds")
+        } catch let failure as FirestoreEmulator.Failure {
+            XCTAssertTrue(failure.portWasTaken, "\(failure)")
+        }
+    }
+
     /// Keeps the fixture's emulator referenced past the test, so that nothing but the process's
     /// own end (and the watchdog) can stop it.
     nonisolated(unsafe) static var kept: FirestoreEmulator?

@@ -50,7 +50,12 @@ final class FirestoreEmulator: @unchecked Sendable {
 
     struct Failure: Error, CustomStringConvertible {
         let description: String
-        init(_ d: String) { description = d }
+        /// The emulator exited because its port was bound by another process.
+        let portWasTaken: Bool
+        init(_ d: String, portWasTaken: Bool = false) {
+            description = d
+            self.portWasTaken = portWasTaken
+        }
     }
 
     // MARK: finding and starting
@@ -71,10 +76,24 @@ final class FirestoreEmulator: @unchecked Sendable {
         return .failure(Failure("gcloud is at \(real) but \(component) does not exist: run `gcloud components install cloud-firestore-emulator`"))
     }
 
-    /// Starts the emulator and waits (at most `timeout` s) until it answers.
+    /// Starts the emulator and waits (at most `timeout` s) until it answers. `freePort()` releases
+    /// its port before the emulator binds it, and another process (an outgoing connection among
+    /// them) may take it in between: an emulator that exits with "Address already in use" is
+    /// started again on another port, three attempts in all. Other failures are thrown at once.
     static func start(timeout: Double = 60) throws -> FirestoreEmulator {
         let gcloud = try locate().get()
-        let port = try freePort()
+        var attempt = 1
+        while true {
+            do {
+                return try start(gcloud: gcloud, port: try freePort(), timeout: timeout)
+            } catch let failure as Failure where attempt < 3 && failure.portWasTaken {
+                attempt += 1
+            }
+        }
+    }
+
+    /// Starts the emulator on `port` (one attempt); `start(timeout:)` is what tests call.
+    static func start(gcloud: String, port: Int, timeout: Double) throws -> FirestoreEmulator {
         let logPath = NSTemporaryDirectory() + "ember-firestore-emulator-\(getpid())-\(port).log"
         var env = ProcessInfo.processInfo.environment
         env["CLOUDSDK_CORE_DISABLE_PROMPTS"] = "1"
@@ -119,7 +138,9 @@ final class FirestoreEmulator: @unchecked Sendable {
             var st: Int32 = 0
             if waitpid(pid, &st, WNOHANG) == pid {
                 emu.stop()
-                throw Failure("the emulator exited during start-up (status \(st)); log \(logPath):\n\(emu.logTail())")
+                let log = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
+                throw Failure("the emulator exited during start-up (status \(st)); log \(logPath):\n\(emu.logTail())",
+                              portWasTaken: log.contains("Address already in use"))
             }
             usleep(250_000)
         }
@@ -133,9 +154,16 @@ final class FirestoreEmulator: @unchecked Sendable {
     }
 
     private static func freePort() throws -> Int {
+        let bound = try boundSocket()
+        close(bound.fd)
+        return bound.port
+    }
+
+    /// A TCP socket bound (not listening) to a port the kernel picks on 127.0.0.1; the caller
+    /// closes `fd`. While it is open, no other socket can bind that port.
+    static func boundSocket() throws -> (fd: Int32, port: Int) {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw Failure("socket() failed: errno \(errno)") }
-        defer { close(fd) }
         var addr = sockaddr_in()
         addr.sin_family = sa_family_t(AF_INET)
         addr.sin_port = 0
@@ -146,8 +174,12 @@ final class FirestoreEmulator: @unchecked Sendable {
                 bind(fd, sp, len) == 0 && getsockname(fd, sp, &len) == 0
             }
         }
-        guard ok else { throw Failure("could not bind a free port: errno \(errno)") }
-        return Int(UInt16(bigEndian: addr.sin_port))
+        guard ok else {
+            let e = errno
+            close(fd)
+            throw Failure("could not bind a free port: errno \(e)")
+        }
+        return (fd, Int(UInt16(bigEndian: addr.sin_port)))
     }
 
     /// posix_spawn in a new process group (pgid == pid), stdin from `stdinFD` or /dev/null, stdout
