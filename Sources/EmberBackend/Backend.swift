@@ -90,7 +90,7 @@ public final class Backend: @unchecked Sendable {
     }
 
     /// The ids of the collections under `parent` holding a document (ListCollectionIds).
-    public func collectionIds(under parent: ResourcePath) -> Set<String> {
+    public func collectionIds(under parent: ResourcePath) -> [String] {
         queue.sync { store.collectionIds(under: parent) }
     }
 

@@ -48,7 +48,7 @@ extension BackendConnection {
     /// have a document below them (ListDocuments' show_missing).
     public func collectionIds(under parent: ResourcePath, completion: @escaping ([String]) -> Void) {
         backend.queue.async { [self, backend = self.backend] in
-            let ids = backend.store.collectionIds(under: parent).sorted { compareUTF8($0, $1) < 0 }
+            let ids = backend.store.collectionIds(under: parent)
             deliveryQueue.async { completion(ids) }
         }
     }

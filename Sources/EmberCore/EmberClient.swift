@@ -196,11 +196,11 @@ public final class EmberClient: @unchecked Sendable {
         return try wait(30) { done in
             try onWorker {
                 let pending = engine.local.pendingCollectionIds(under: parent)
-                func answer(_ ids: Set<String>) { done(.success(ids.union(pending).sorted { compareUTF8($0, $1) < 0 })) }
+                func answer(_ ids: [String]) { done(.success(sortedDistinctUTF8(ids + pending))) }
                 guard engine.networkEnabled else { return answer(engine.local.remote.collectionIds(under: parent)) }
                 engine.connection.fetchCollectionIds(under: parent) { r in
                     switch r {
-                    case .success(let ids): answer(Set(ids))
+                    case .success(let ids): answer(ids)
                     case .failure(let e): done(.failure(e))
                     }
                 }

@@ -334,13 +334,13 @@ final class LocalStore {
         }
     }
 
-    /// The collections under `parent` where a local write (not yet acknowledged) put a document.
-    func pendingCollectionIds(under parent: ResourcePath) -> Set<String> {
-        var out = Set<String>()
+    /// The collections under `parent` where a local write (not yet acknowledged) put a document
+    /// (ids compared by UTF-8 bytes, unsorted, possibly repeated).
+    func pendingCollectionIds(under parent: ResourcePath) -> [String] {
+        var out: [String] = []
         let n = parent.segments.count
         for (k, d) in overlays where d.exists {
-            let segs = k.path.segments
-            if segs.count > n + 1 && Array(segs[..<n]) == parent.segments { out.insert(segs[n]) }
+            if k.path.count > n + 1 && parent.isPrefix(of: k.path) { out.append(k.path.segments[n]) }
         }
         return out
     }

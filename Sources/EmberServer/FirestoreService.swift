@@ -100,8 +100,8 @@ final class FirestoreService: FS.SimpleServiceProtocol, @unchecked Sendable {
                 // Documents that do not exist but have a subcollection holding a document, as
                 // names only. (The store's "collection ids under a path", asked of a collection,
                 // gives the ids of its documents with something below them.)
-                let present = Set(docs.map { $0.key.id })
-                for id in await door.collectionIds(under: collection) where !present.contains(id) {
+                let present = Set(docs.map { UTF8String($0.key.id) })
+                for id in await door.collectionIds(under: collection) where !present.contains(UTF8String(id)) {
                     names.append((codec.db.name(of: DocumentKey(unchecked: collection.appending(id))), nil))
                 }
                 names.sort { compareUTF8($0.0, $1.0) < 0 }

@@ -33,16 +33,16 @@ struct KindlessQuery {
 
     /// Every collection id at any depth below the parent.
     private func collectionIds() async -> [String] {
-        var found = Set<String>()
+        var found: [String] = []
         var parents = [db.internalPath(parentPath)]
         while let parent = parents.popLast() {
             for id in await door.collectionIds(under: parent) {
-                found.insert(id)
+                found.append(id)
                 let collection = parent.appending(id)
                 // The documents of the collection that have something below them.
                 for doc in await door.collectionIds(under: collection) { parents.append(collection.appending(doc)) }
             }
         }
-        return found.sorted { compareUTF8($0, $1) < 0 }
+        return sortedDistinctUTF8(found)
     }
 }

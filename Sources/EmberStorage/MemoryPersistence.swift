@@ -66,17 +66,17 @@ public final class MemoryDocumentStore: DocumentStore {
         return out
     }
 
-    public func collectionIds(under parent: ResourcePath) -> Set<String> {
-        var out = Set<String>()
+    public func collectionIds(under parent: ResourcePath) -> [String] {
+        var out = Set<UTF8String>()
         let n = parent.segments.count
         for paths in collectionsByGroup.values {
-            for c in paths where c.segments.count > n && Array(c.segments[..<n]) == parent.segments {
-                let id = c.segments[n]
+            for c in paths where c.segments.count > n && parent.isPrefix(of: c) {
+                let id = UTF8String(c.segments[n])
                 if out.contains(id) { continue }
                 if documents(in: c).contains(where: { $0.exists }) { out.insert(id) }
             }
         }
-        return out
+        return sortedDistinctUTF8(out.map(\.s))
     }
 
     public func documents(inGroup id: String) -> [Document] {

@@ -63,8 +63,10 @@ public protocol DocumentStore: AnyObject {
     /// Every entry in every collection named `id`, tombstones included.
     func documents(inGroup id: String) -> [Document]
     /// The ids of the collections directly under `parent` (a document path, or the empty path for
-    /// the root) that hold an existing document, directly or deeper (Firestore's ListCollectionIds).
-    func collectionIds(under parent: ResourcePath) -> Set<String>
+    /// the root) that hold an existing document, directly or deeper (Firestore's ListCollectionIds),
+    /// without repeats and sorted, both by UTF-8 bytes: ids that differ only in their Unicode
+    /// normalization ("\u{E9}", "e\u{301}") are different collections.
+    func collectionIds(under parent: ResourcePath) -> [String]
     /// At least every entry `query` (a collection or group query) can match, perhaps more
     /// (callers still filter): a store with indexes reads only the candidates an index gives.
     func documents(matching query: Query) -> [Document]

@@ -38,6 +38,26 @@ final class SQLiteStorePathsTests: XCTestCase {
         XCTAssertNotNil(p.indexManager!.lastRead.usedIndex)
     }
 
+    /// "é" precomposed and decomposed are two collections: both are listed, in UTF-8 byte order
+    /// ("e\u{301}" starts with 0x65, "\u{E9}" with 0xC3), and a document path that differs from
+    /// another only so does not lend it its subcollections.
+    func testCollectionIdsAreDistinctAndSortedByUTF8Bytes() throws {
+        let dir = TempDir()
+        let p = try SQLitePersistence(path: dir.file())
+        defer { p.close() }
+        for store in [p.backendDocuments, p.remoteDocuments, MemoryDocumentStore()] as [DocumentStore] {
+            store.put(sdoc("\u{E9}/a", [:]))
+            store.put(sdoc("e\u{301}/b", [:]))
+            store.put(sdoc("z/1", [:]))
+            store.put(sdoc("r/\u{E9}/s1/x", [:]))
+            store.put(sdoc("r/e\u{301}/s2/y", [:]))
+            XCTAssertEqual(store.collectionIds(under: ResourcePath(segments: [])).map { Array($0.utf8) },
+                           [Array("e\u{301}".utf8), Array("r".utf8), Array("z".utf8), Array("\u{E9}".utf8)], "\(store)")
+            XCTAssertEqual(store.collectionIds(under: spath("r/\u{E9}")).map { Array($0.utf8) }, [Array("s1".utf8)], "\(store)")
+            XCTAssertEqual(store.collectionIds(under: spath("r/e\u{301}")).map { Array($0.utf8) }, [Array("s2".utf8)], "\(store)")
+        }
+    }
+
     func testGroupScansSeeEveryCollectionOfTheGroupExactly() throws {
         let dir = TempDir()
         var p: SQLitePersistence? = try SQLitePersistence(path: dir.file())

@@ -249,7 +249,7 @@ final class SQLiteDocumentStore: DocumentStore {
         }
     }
 
-    func collectionIds(under parent: ResourcePath) -> Set<String> {
+    func collectionIds(under parent: ResourcePath) -> [String] {
         persistence.access([]) { db in
             let prefix = parent.segments.isEmpty ? "" : parent.canonical + "/"
             let n = parent.segments.count
@@ -258,24 +258,24 @@ final class SQLiteDocumentStore: DocumentStore {
             st.bind(1, table)
             st.bind(2, prefix)
             st.bind(3, prefix + "\u{10FFFF}")
-            var candidates: [String: [String]] = [:]   // id -> collection paths under it
+            var candidates: [UTF8String: [String]] = [:]   // id -> collection paths under it
             while try st.step() {
                 let path = st.text(0)
-                let segs = splitAtSlashes(path)
-                guard segs.count > n, Array(segs[..<n]) == parent.segments else { continue }
-                candidates[segs[n], default: []].append(path)
+                let segs = ResourcePath(segments: splitAtSlashes(path))
+                guard segs.count > n, parent.isPrefix(of: segs) else { continue }
+                candidates[UTF8String(segs.segments[n]), default: []].append(path)
             }
-            var out = Set<String>()
+            var out: [String] = []
             let exists = try db.statement("SELECT 1 FROM \(table) WHERE parent = ? AND present = 1 LIMIT 1")
             defer { exists.reset() }
             for (id, paths) in candidates {
                 for p in paths {
                     exists.reset()
                     exists.bind(1, p)
-                    if try exists.step() { out.insert(id); break }
+                    if try exists.step() { out.append(id.s); break }
                 }
             }
-            return out
+            return sortedDistinctUTF8(out)
         }
     }
 
@@ -412,18 +412,6 @@ final class SQLiteDocumentStore: DocumentStore {
                 return victims.count
             }
         }) ?? 0
-    }
-}
-
-/// A string compared and hashed by its UTF-8 bytes (`String ==` would merge canonically
-/// equivalent paths, which are different collections).
-struct UTF8String: Hashable {
-    let s: String
-    init(_ s: String) { self.s = s }
-    static func == (a: UTF8String, b: UTF8String) -> Bool { compareUTF8(a.s, b.s) == 0 }
-    func hash(into h: inout Hasher) {
-        var s = s
-        s.withUTF8 { h.combine(bytes: UnsafeRawBufferPointer($0)) }
     }
 }
 

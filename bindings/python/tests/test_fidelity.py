@@ -35,6 +35,22 @@ def test_collections_and_list_documents(db):
     db.enable_network()
 
 
+def test_collections_differing_only_in_normalization_are_two(db):
+    # "\u00e9" and "e\u0301" are canonically equivalent but different ids: both are listed, in
+    # UTF-8 byte order, online and (with local writes pending) offline.
+    db.collection("\u00e9").document("a").set({"n": 1})
+    db.collection("e\u0301").document("b").set({"n": 2})
+    assert [c.id for c in db.collections()] == ["e\u0301", "\u00e9"]
+    db.disable_network()
+    db.document("r/\u00e9/s1/x").set({"n": 3})
+    db.document("r/e\u0301/s2/y").set({"n": 4})
+    assert [c.id for c in db.collections()] == ["e\u0301", "r", "\u00e9"]
+    assert [c.id for c in db.document("r/\u00e9").collections()] == ["s1"]
+    assert [c.id for c in db.document("r/e\u0301").collections()] == ["s2"]
+    db.enable_network()
+    assert [c.id for c in db.document("r/e\u0301").collections()] == ["s2"]
+
+
 def test_transaction_driven_by_the_caller(db):
     a, b = db.document("acct/a"), db.document("acct/b")
     a.set({"v": 10})

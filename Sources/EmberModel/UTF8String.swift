@@ -1,0 +1,25 @@
+/// Responsible for: a String that is equal to, hashes like and sorts like another by its UTF-8
+/// bytes, as Firestore compares ids and field names. Swift's own `String` `==` and hashing use
+/// canonical equivalence, under which "\u{E9}" and "e\u{301}" are one key; in Firestore they are
+/// two collections, two documents, two fields.
+///
+///     var ids = Set<UTF8String>(); ids.insert(UTF8String("\u{E9}")); ids.insert(UTF8String("e\u{301}"))   // 2
+public struct UTF8String: Hashable, Comparable, Sendable {
+    public let s: String
+    public init(_ s: String) { self.s = s }
+    public static func == (a: UTF8String, b: UTF8String) -> Bool { equalUTF8(a.s, b.s) }
+    public static func < (a: UTF8String, b: UTF8String) -> Bool { compareUTF8(a.s, b.s) < 0 }
+    public func hash(into h: inout Hasher) {
+        var s = s
+        s.withUTF8 { h.combine(bytes: UnsafeRawBufferPointer($0)) }
+    }
+}
+
+/// `strings` without repeats and sorted, both by UTF-8 bytes (Firestore's order of ids).
+public func sortedDistinctUTF8<S: Sequence>(_ strings: S) -> [String] where S.Element == String {
+    var out: [String] = []
+    for s in strings.sorted(by: { compareUTF8($0, $1) < 0 }) where out.last.map({ !equalUTF8($0, s) }) ?? true {
+        out.append(s)
+    }
+    return out
+}

@@ -1,0 +1,28 @@
+import XCTest
+import EmberModel
+
+/// UTF8String and sortedDistinctUTF8: equality, hashing and order by UTF-8 bytes, where Swift's
+/// String would merge canonically equivalent strings.
+final class UTF8StringTests: XCTestCase {
+    let precomposed = "\u{E9}", decomposed = "e\u{301}"
+
+    func testCanonicallyEquivalentStringsAreTwoKeys() {
+        XCTAssertEqual(precomposed, decomposed, "the premise: Swift's String merges them")
+        XCTAssertNotEqual(UTF8String(precomposed), UTF8String(decomposed))
+        XCTAssertEqual(Set([UTF8String(precomposed), UTF8String(decomposed), UTF8String("e\u{301}")]).count, 2)
+        XCTAssertEqual(UTF8String("abc"), UTF8String(String(Substring("xabc").dropFirst())))
+    }
+
+    func testOrderIsByteOrder() {
+        // 0x65 0xCC 0x81 before 0xC3 0xA9; "z" (0x7A) between them; a prefix first.
+        XCTAssertLessThan(UTF8String(decomposed), UTF8String("z"))
+        XCTAssertLessThan(UTF8String("z"), UTF8String(precomposed))
+        XCTAssertLessThan(UTF8String("e"), UTF8String(decomposed))
+    }
+
+    func testSortedDistinctKeepsEachByteSequenceOnce() {
+        let out = sortedDistinctUTF8([precomposed, "z", decomposed, precomposed, "e", decomposed])
+        XCTAssertEqual(out.map { Array($0.utf8) }, [[0x65], [0x65, 0xCC, 0x81], [0x7A], [0xC3, 0xA9]])
+        XCTAssertEqual(sortedDistinctUTF8([String]()), [])
+    }
+}
