@@ -116,22 +116,46 @@ extension Query {
         return b.inclusive ? c >= 0 : c > 0
     }
 
-    /// A stable identity for sharing one view among listeners of equal queries.
+    /// A stable identity for sharing one view among listeners of equal queries: two queries have
+    /// the same id exactly when they are the same query. Ids, field names and string values enter
+    /// it with their UTF-8 length, and the result is ASCII (every byte from 0x80 and `%` written as
+    /// `%XX`), so that Swift's `String ==`, which merges canonically equivalent text ("\u{E9}" and
+    /// "e\u{301}"), compares it byte for byte wherever it is a key.
     public var canonicalId: String {
-        var s = collectionGroup.map { "cg:\(path.canonical)/\($0)" } ?? path.canonical
+        func path(_ p: ResourcePath) -> String { p.segments.map { "\($0.utf8.count):\($0)" }.joined(separator: "/") }
+        var s = collectionGroup.map { "cg:\(path(self.path))/\($0.utf8.count):\($0)" } ?? path(self.path)
         s += "|f:" + filters.map(Query.canonical).joined(separator: ",")
-        s += "|ob:" + explicitOrderBy.map { "\($0.field.canonical)\($0.descending ? "-" : "+")" }.joined(separator: ",")
+        s += "|ob:" + explicitOrderBy.map { "\(Query.canonical($0.field))\($0.descending ? "-" : "+")" }.joined(separator: ",")
         if let l = limit { s += "|l:\(limitType == .first ? "f" : "l")\(l)" }
-        if let b = startAt { s += "|s:\(b.inclusive ? "i" : "e")" + b.values.map { "\($0)" }.joined(separator: ",") }
-        if let b = endAt { s += "|e:\(b.inclusive ? "i" : "e")" + b.values.map { "\($0)" }.joined(separator: ",") }
-        return s
+        if let b = startAt { s += "|s:\(b.inclusive ? "i" : "e")" + b.values.map { $0.canonicalString }.joined(separator: ",") }
+        if let b = endAt { s += "|e:\(b.inclusive ? "i" : "e")" + b.values.map { $0.canonicalString }.joined(separator: ",") }
+        return Query.asciiEscaped(s)
     }
+
+    static func canonical(_ field: FieldPath) -> String { "\(field.canonical.utf8.count):\(field.canonical)" }
 
     static func canonical(_ f: Filter) -> String {
         switch f {
-        case .field(let ff): return "\(ff.field.canonical)\(ff.op.rawValue)\(ff.value.canonicalString)"
+        case .field(let ff): return "\(canonical(ff.field))\(ff.op.rawValue)\(ff.value.canonicalString)"
         case .composite(let c): return "\(c.op.rawValue)(" + c.filters.map(canonical).joined(separator: ",") + ")"
         }
+    }
+
+    /// `s` with every byte from 0x80, and `%`, written as `%XX` (uppercase hex): ASCII text, equal
+    /// to another such text exactly when the originals have the same bytes.
+    static func asciiEscaped(_ s: String) -> String {
+        guard s.utf8.contains(where: { $0 >= 0x80 || $0 == UInt8(ascii: "%") }) else { return s }
+        let hex = Array("0123456789ABCDEF".utf8)
+        var out: [UInt8] = []
+        out.reserveCapacity(s.utf8.count + 16)
+        for b in s.utf8 {
+            if b >= 0x80 || b == UInt8(ascii: "%") {
+                out += [UInt8(ascii: "%"), hex[Int(b >> 4)], hex[Int(b & 0x0F)]]
+            } else {
+                out.append(b)
+            }
+        }
+        return String(decoding: out, as: UTF8.self)
     }
 }
 

@@ -34,6 +34,33 @@ def test_document_listener_sequence(db, recorder):
     w.unsubscribe()
 
 
+def test_listeners_on_collections_differing_only_in_normalization_see_their_own(db):
+    # "\u00e9" and "e\u0301" are two collections (and two documents, two fields): each listener
+    # gets its own query's documents, not those of the other.
+    a, b = "\u00e9", "e\u0301"
+    db.collection(a).document("x").set({a: 1, "v": "A"})
+    db.collection(b).document("y").set({b: 1, "v": "B"})
+    seen, done = {}, threading.Event()
+
+    def record(name):
+        def cb(docs, changes, read_time):
+            seen[name] = sorted(d.reference.path for d in docs)
+            if len(seen) == 4:
+                done.set()
+        return cb
+
+    ws = [db.collection(a).on_snapshot(record("ca")), db.collection(b).on_snapshot(record("cb")),
+          db.collection("c0").where(filter=FieldFilter(b, "==", 1)).on_snapshot(record("fb")),
+          db.document(f"{b}/y").on_snapshot(record("db"))]
+    db.collection("c0").document("z").set({a: 1})
+    assert done.wait(10), seen
+    time.sleep(0.1)
+    assert seen["ca"] == [f"{a}/x"] and seen["cb"] == [f"{b}/y"], seen
+    assert seen["fb"] == [] and seen["db"] == [f"{b}/y"], seen
+    for w in ws:
+        w.unsubscribe()
+
+
 def test_metadata_events(db, recorder):
     sf = db.document("cities/SF")
     plain = []
