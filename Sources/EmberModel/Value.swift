@@ -70,6 +70,14 @@ public struct MapValue: Sendable, Equatable {
     /// Entries must already be sorted by UTF-8 key with no duplicates.
     public init(sortedEntries: [(key: String, value: Value)]) { entries = sortedEntries }
 
+    /// `entries` in any order, sorted here; nil when two keys have the same UTF-8 bytes. (Keys
+    /// Swift finds equal but whose bytes differ, "\u{E9}" and "e\u{301}", are two fields, which
+    /// a `[String: Value]` would merge.)
+    public init?(uniqueEntries: [(key: String, value: Value)]) {
+        entries = uniqueEntries.sorted { compareUTF8($0.key, $1.key) < 0 }
+        if zip(entries, entries.dropFirst()).contains(where: { equalUTF8($0.key, $1.key) }) { return nil }
+    }
+
     public var count: Int { entries.count }
     public var isEmpty: Bool { entries.isEmpty }
 

@@ -113,9 +113,9 @@ final class ValueCodecTests: XCTestCase {
         }
     }
 
-    /// Callers' maps come in any key order: they are sorted once; a repeated key (also one that
-    /// is canonically equivalent, as the dictionary path has always treated it) is an error that
-    /// names the key, and a bad value after out-of-order keys reports the same error as before.
+    /// Callers' maps come in any key order: they are sorted once; a repeated key (the same UTF-8
+    /// bytes: canonically equivalent keys are two fields) is an error that names the key, and a
+    /// bad value after out-of-order keys reports the same error as before.
     func testMessagePackUnsortedMaps() throws {
         func str(_ s: String) -> [UInt8] { [0xA0 | UInt8(s.utf8.count)] + Array(s.utf8) }
         let unsorted = [0x83] + str("b") + [1] + str("c") + [2] + str("a") + [3]
@@ -130,9 +130,22 @@ final class ValueCodecTests: XCTestCase {
         XCTAssertThrowsError(try ValueMessagePack.decode(dup)) { e in
             XCTAssertEqual((e as? EmberError)?.message, "Invalid MessagePack at byte 10: duplicate key 'b'.")
         }
-        let equivalent = [0x82] + str("\u{E9}") + [1] + str("e\u{301}") + [2]   // out of order in UTF-8
-        XCTAssertThrowsError(try ValueMessagePack.decode(equivalent)) { e in
-            XCTAssertTrue((e as? EmberError)?.message.contains("duplicate key") == true, "\(e)")
+        // Canonically equivalent keys with different bytes are two fields, in either order (as in
+        // Firestore); a key repeated byte for byte among non-ASCII keys is still an error.
+        for equivalent in [[0x82] + str("\u{E9}") + [1] + str("e\u{301}") + [2], [0x82] + str("e\u{301}") + [2] + str("\u{E9}") + [1]] {
+            guard case .map(let two) = try ValueMessagePack.decode(equivalent) else { return XCTFail("not a map") }
+            XCTAssertEqual(two.entries.map { Array($0.key.utf8) }, [Array("e\u{301}".utf8), Array("\u{E9}".utf8)])
+            XCTAssertEqual(two.entries.map { $0.value }, [.int(2), .int(1)])
+        }
+        let repeated = [0x83] + str("\u{E9}") + [1] + str("e\u{301}") + [2] + str("\u{E9}") + [3]
+        XCTAssertThrowsError(try ValueMessagePack.decode(repeated)) { e in
+            XCTAssertEqual((e as? EmberError)?.message, "Invalid MessagePack at byte 14: duplicate key '\u{E9}'.")
+        }
+        // JSON the same.
+        guard case .map(let j) = try ValueJSON.parse("{\"\u{E9}\": 1, \"e\u{301}\": 2}") else { return XCTFail("not a map") }
+        XCTAssertEqual(j.entries.map { Array($0.key.utf8) }, [Array("e\u{301}".utf8), Array("\u{E9}".utf8)])
+        XCTAssertThrowsError(try ValueJSON.parse("{\"\u{E9}\": 1, \"e\u{301}\": 2, \"\u{E9}\": 3}")) { e in
+            XCTAssertTrue((e as? EmberError)?.message.contains("duplicate key '\u{E9}'") == true, "\(e)")
         }
         // Small maps in random orders (the sorted-in-place path) equal the dictionary's result.
         let pool = ["", "a", "ab", "abc", "b", "B", "a b", "~", "0", "zz", "aa", "a\u{7F}"]

@@ -149,8 +149,7 @@ struct JSONParser {
             }
         case UInt8(ascii: "{"):
             i += 1
-            var entries: [String: Value] = [:]
-            var order: [String] = []
+            var order: [(key: String, value: Value)] = []
             skipSpace()
             if i < bytes.count, bytes[i] == UInt8(ascii: "}") { i += 1; return .map(MapValue()) }
             while true {
@@ -161,16 +160,20 @@ struct JSONParser {
                 try expect(":")
                 skipSpace()
                 let v = try value(depth: depth + 1, literal: !literal && order.isEmpty && k == "$map")
-                if entries.updateValue(v, forKey: k) != nil { throw error("duplicate key '\(k)'") }
-                order.append(k)
+                order.append((k, v))
                 skipSpace()
                 guard i < bytes.count else { throw error("unterminated object") }
                 if bytes[i] == UInt8(ascii: ",") { i += 1; continue }
                 if bytes[i] == UInt8(ascii: "}") { i += 1; break }
                 throw error("expected ',' or '}'")
             }
-            if !literal, order.count == 1, order[0].hasPrefix("$") { return try special(order[0], entries[order[0]]!) }
-            return .map(MapValue(entries))
+            if !literal, order.count == 1, order[0].key.hasPrefix("$") { return try special(order[0].key, order[0].value) }
+            guard let m = MapValue(uniqueEntries: order) else {
+                var seen = Set<UTF8String>()
+                let k = order.first { !seen.insert(UTF8String($0.key)).inserted }!.key
+                throw error("duplicate key '\(k)'")
+            }
+            return .map(m)
         default:
             return try number()
         }

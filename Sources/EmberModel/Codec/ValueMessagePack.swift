@@ -346,10 +346,9 @@ struct MPReader {
             if ascii {
                 if MPReader.sortByKeyBytes(&entries, keys) { return .map(MapValue(sortedEntries: entries)) }
             } else {
-                var seen = Set<String>()
-                seen.reserveCapacity(n)
-                if entries.allSatisfy({ seen.insert($0.key).inserted }) {
-                    entries.sort { compareUTF8($0.key, $1.key) < 0 }
+                // Repeats by bytes: "\u{E9}" and "e\u{301}" are two keys (Swift's String `==` says one).
+                entries.sort { compareUTF8($0.key, $1.key) < 0 }
+                if !zip(entries, entries.dropFirst()).contains(where: { equalUTF8($0.key, $1.key) }) {
                     return .map(MapValue(sortedEntries: entries))
                 }
             }
@@ -382,12 +381,12 @@ struct MPReader {
     /// entries of the map at `start` (the first key equal to an earlier one, reported at the end
     /// of its value), or nil when none repeats. Walks the input again without decoding values.
     private mutating func repeatedKeyError(count: Int, from start: Int, depth: Int) -> EmberError? {
-        var seen = Set<String>()
+        var seen = Set<UTF8String>()
         seen.reserveCapacity(count)
         i = start
         for _ in 0..<count {
             guard let (k, _, _) = try? keyWithBytes(depth: depth + 1), (try? skip(depth: depth + 1)) != nil else { return nil }
-            if !seen.insert(k).inserted { return error("duplicate key '\(k)'") }
+            if !seen.insert(UTF8String(k)).inserted { return error("duplicate key '\(k)'") }
         }
         return nil
     }

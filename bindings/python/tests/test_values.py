@@ -128,3 +128,14 @@ def test_snapshot_projection_and_read_time_start_unset(db):
     rt = snap.read_time
     assert snap._rt is rt and snap.read_time is rt
     assert ref.get(field_paths=["b.c"]).to_dict() == {"b": {"c": 2}}
+
+
+def test_fields_differing_only_in_normalization_are_two(db):
+    # "\u00e9" and "e\u0301" are two field names (as in Firestore), in any order and nested;
+    # only a name repeated exactly is one field.
+    a, b = "\u00e9", "e\u0301"
+    ref = db.collection("c").document("d")
+    ref.set({a: 1, b: 2, "m": {b: 3, a: 4}})
+    assert ref.get().to_dict() == {a: 1, b: 2, "m": {a: 4, b: 3}}
+    assert [d.id for d in db.collection("c").where(filter=ember.FieldFilter(b, "==", 2)).get()] == ["d"]
+    assert [d.id for d in db.collection("c").where(filter=ember.FieldFilter(b, "==", 1)).get()] == []
