@@ -206,6 +206,35 @@ final class IndexScanAgreementTests: XCTestCase {
         XCTAssertNotNil(again.indexManager?.lastRead.usedIndex)
     }
 
+    /// An index on group "\u{E9}" serves that group only: a query on collection "e\u{301}" (equal
+    /// as Swift Strings, another collection in Firestore) scans its own documents, and the two
+    /// definitions are two indexes.
+    func testAnIndexServesOnlyItsGroupByBytes() throws {
+        let dir = TempDir()
+        let p = try SQLitePersistence(path: dir.file())
+        defer { p.close() }
+        try p.runTransaction("fill") {
+            for i in 0..<3 { p.remoteDocuments.put(sdoc("e\u{301}/d\(i)", ["v": .int(1)])) }
+            p.remoteDocuments.put(sdoc("\u{E9}/x", ["v": .int(1)]))
+        }
+        let m = try XCTUnwrap(p.indexManager)
+        func config(_ group: String) -> String {
+            #"{"indexes":[{"collectionGroup":"\#(group)","queryScope":"COLLECTION","fields":[{"fieldPath":"v","order":"ASCENDING"}]}]}"#
+        }
+        try m.setConfiguration(IndexDefinition.parse(json: config("\u{E9}")))
+        let filter = Filter.field(FieldFilter(field: try FieldPath(parsing: "v"), op: .equal, value: .int(1)))
+        let decomposed = try Query(collection: spath("e\u{301}")).filter(filter)
+        XCTAssertEqual(keys(p.remoteDocuments.documents(matching: decomposed), decomposed).count, 3)
+        XCTAssertNil(m.lastRead.usedIndex, "the index of the other group is not used")
+        let precomposed = try Query(collection: spath("\u{E9}")).filter(filter)
+        XCTAssertEqual(keys(p.remoteDocuments.documents(matching: precomposed), precomposed), ["\u{E9}/x"])
+        XCTAssertNotNil(m.lastRead.usedIndex)
+        try m.setConfiguration(IndexDefinition.parse(json: config("\u{E9}")) + IndexDefinition.parse(json: config("e\u{301}")))
+        XCTAssertEqual(m.indexes().count, 2)
+        XCTAssertEqual(keys(p.remoteDocuments.documents(matching: decomposed), decomposed).count, 3)
+        XCTAssertEqual(m.lastRead.documentsRead, 3, "its own index")
+    }
+
     func testAutoCreationAndDeletion() throws {
         let dir = TempDir()
         let p = try SQLitePersistence(path: dir.file())

@@ -25,6 +25,12 @@ public struct IndexDefinition: Sendable, Equatable, CustomStringConvertible {
         self.fields = fields
     }
 
+    /// Equal when the group ids have the same UTF-8 bytes ("\u{E9}" and "e\u{301}" are two groups),
+    /// and scope and fields are equal.
+    public static func == (a: IndexDefinition, b: IndexDefinition) -> Bool {
+        equalUTF8(a.collectionGroup, b.collectionGroup) && a.scope == b.scope && a.fields == b.fields
+    }
+
     public var description: String {
         "\(collectionGroup)[\(scope.rawValue)](" + fields.map { "\($0.path.canonical) \($0.kind.rawValue)" }.joined(separator: ", ") + ")"
     }

@@ -14,7 +14,7 @@ final class SQLiteIndexManager: IndexManager {
     struct Entry { let id: Int64; let def: IndexDefinition; let auto: Bool }
 
     unowned let persistence: SQLitePersistence
-    private var byGroup: [String: [Entry]] = [:]
+    private var byGroup: [UTF8String: [Entry]] = [:]
     private var _auto = false
     private var _lastRead = IndexReadStats()
 
@@ -35,7 +35,7 @@ final class SQLiteIndexManager: IndexManager {
         defer { st.reset() }
         while try st.step() {
             let def = try IndexDefinition(value: try ValueMessagePack.decode(st.blob(1)))
-            byGroup[def.collectionGroup, default: []].append(Entry(id: st.int(0), def: def, auto: st.int(2) != 0))
+            byGroup[UTF8String(def.collectionGroup), default: []].append(Entry(id: st.int(0), def: def, auto: st.int(2) != 0))
         }
     }
 
@@ -59,7 +59,7 @@ final class SQLiteIndexManager: IndexManager {
             persistence.access(()) { db in
                 do {
                     for e in byGroup.values.flatMap({ $0 }) where !e.auto && !defs.contains(e.def) { try drop(e, in: db) }
-                    for d in defs where !byGroup[d.collectionGroup, default: []].contains(where: { $0.def == d }) {
+                    for d in defs where !byGroup[UTF8String(d.collectionGroup), default: []].contains(where: { $0.def == d }) {
                         try add(d, auto: false, in: db)
                     }
                 } catch { failure = error }
@@ -90,8 +90,8 @@ final class SQLiteIndexManager: IndexManager {
     private func drop(_ e: Entry, in db: SQLiteDatabase) throws {
         try db.run("DELETE FROM index_entries WHERE index_id = ?", [.int(e.id)])
         try db.run("DELETE FROM index_config WHERE index_id = ?", [.int(e.id)])
-        byGroup[e.def.collectionGroup]?.removeAll { $0.id == e.id }
-        if byGroup[e.def.collectionGroup]?.isEmpty == true { byGroup[e.def.collectionGroup] = nil }
+        byGroup[UTF8String(e.def.collectionGroup)]?.removeAll { $0.id == e.id }
+        if byGroup[UTF8String(e.def.collectionGroup)]?.isEmpty == true { byGroup[UTF8String(e.def.collectionGroup)] = nil }
     }
 
     /// Records a new index and fills it from the cached documents of its collection group.
@@ -101,7 +101,7 @@ final class SQLiteIndexManager: IndexManager {
                    [.text(def.collectionGroup), .blob(ValueMessagePack.encode(def.value)), .int(auto ? 1 : 0)])
         let id = try db.scalarInt("SELECT last_insert_rowid()")!
         let e = Entry(id: id, def: def, auto: auto)
-        byGroup[def.collectionGroup, default: []].append(e)
+        byGroup[UTF8String(def.collectionGroup), default: []].append(e)
         try fill(e, in: db)
         return e
     }
@@ -149,7 +149,7 @@ final class SQLiteIndexManager: IndexManager {
     }
 
     func update(_ doc: Document, in db: SQLiteDatabase) throws {
-        guard let entries = byGroup[doc.key.collectionGroup] else { return }
+        guard let entries = byGroup[UTF8String(doc.key.collectionGroup)] else { return }
         try remove(doc.key, in: db)
         guard doc.exists else { return }
         let parent = doc.key.collectionPath.canonical
@@ -165,7 +165,7 @@ final class SQLiteIndexManager: IndexManager {
     }
 
     func remove(_ key: DocumentKey, in db: SQLiteDatabase) throws {
-        guard byGroup[key.collectionGroup] != nil else { return }
+        guard byGroup[UTF8String(key.collectionGroup)] != nil else { return }
         try db.run("DELETE FROM index_entries WHERE parent = ? AND id = ?", [.text(key.collectionPath.canonical), .text(key.id)])
     }
 
@@ -175,7 +175,7 @@ final class SQLiteIndexManager: IndexManager {
     func candidates(for query: Query, store: SQLiteDocumentStore, in db: SQLiteDatabase) throws -> [Document] {
         let group = query.collectionGroup ?? query.path.last
         let conjuncts = SQLiteIndexManager.conjuncts(query.filters)
-        if let entries = byGroup[group], let plan = IndexPlan.best(entries.map { ($0.id, $0.def) }, conjuncts, orderBy: query.normalizedOrderBy.map { $0.field }) {
+        if let entries = byGroup[UTF8String(group)], let plan = IndexPlan.best(entries.map { ($0.id, $0.def) }, conjuncts, orderBy: query.normalizedOrderBy.map { $0.field }) {
             let docs = try read(plan, collection: query.collectionGroup == nil ? query.path.canonical : nil, store: store, in: db)
             _lastRead = IndexReadStats(usedIndex: plan.definition, documentsRead: docs.count)
             return docs
@@ -190,7 +190,7 @@ final class SQLiteIndexManager: IndexManager {
             let returned = docs.reduce(0) { $0 + (query.matches($1, orderBy: order) ? 1 : 0) }
             if scanned > SQLiteIndexManager.autoCreationRelativeCost * returned,
                let def = IndexPlan.definition(for: group, conjuncts),
-               !(byGroup[group] ?? []).contains(where: { $0.def == def }) {
+               !(byGroup[UTF8String(group)] ?? []).contains(where: { $0.def == def }) {
                 // One transaction: an index is either whole or absent (a crash in the middle of
                 // its fill would otherwise leave it missing documents, and queries it serves
                 // would miss them). Advisory: when it cannot be stored, no index is made.
