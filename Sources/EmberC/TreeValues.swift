@@ -18,18 +18,18 @@ enum TreeValues {
         case .double(let d): return .double(d)
         case .string(let s): return .string(s)
         case .map(let m):
-            var out: [String: TreeValue] = [:]
+            var out: [UTF8String: TreeValue] = [:]   // keys by bytes, as the map's
             out.reserveCapacity(m.count)
             for (k, c) in m.entries {
                 let t = try tree(c, what)
-                if t.exists { out[k] = t }
+                if t.exists { out[UTF8String(k)] = t }
             }
             return out.isEmpty ? .null : .object(TreeObject(out))
         case .array(let a):
-            var out: [String: TreeValue] = [:]
+            var out: [UTF8String: TreeValue] = [:]
             for (i, c) in a.enumerated() {
                 let t = try tree(c, what)
-                if t.exists { out[String(i)] = t }
+                if t.exists { out[UTF8String(String(i))] = t }
             }
             return out.isEmpty ? .null : .object(TreeObject(out))
         case .timestamp, .bytes, .reference, .geoPoint:
@@ -52,13 +52,13 @@ enum TreeValues {
         case .string(let s): return .string(s)
         case .object(let o):
             if let index, index != .key {
-                let entries = o.children.map { ChildEntry(key: $0.key, sortValue: index.sortValue(of: $0.value)) }
+                let entries = o.children.map { ChildEntry(key: $0.key.s, sortValue: index.sortValue(of: $0.value)) }
                     .sorted { ChildEntry.compare($0, $1) < 0 }
                 return .map(MapValue(sortedEntries: entries.map { (key: $0.key, value: value(o[$0.key])) }))
             }
             if let n = v.arrayLength {
                 var a = [Value](repeating: .null, count: n)
-                for (k, c) in o.children { a[Int(k)!] = value(c) }
+                for (k, c) in o.children { a[Int(k.s)!] = value(c) }
                 return .array(a)
             }
             // Key order (SEMANTICS.md 15); the entries are only iterated by the encoders.

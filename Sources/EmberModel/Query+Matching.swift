@@ -129,7 +129,7 @@ extension Query {
         if let l = limit { s += "|l:\(limitType == .first ? "f" : "l")\(l)" }
         if let b = startAt { s += "|s:\(b.inclusive ? "i" : "e")" + b.values.map { $0.canonicalString }.joined(separator: ",") }
         if let b = endAt { s += "|e:\(b.inclusive ? "i" : "e")" + b.values.map { $0.canonicalString }.joined(separator: ",") }
-        return Query.asciiEscaped(s)
+        return asciiEscapedUTF8(s)
     }
 
     static func canonical(_ field: FieldPath) -> String { "\(field.canonical.utf8.count):\(field.canonical)" }
@@ -139,23 +139,6 @@ extension Query {
         case .field(let ff): return "\(canonical(ff.field))\(ff.op.rawValue)\(ff.value.canonicalString)"
         case .composite(let c): return "\(c.op.rawValue)(" + c.filters.map(canonical).joined(separator: ",") + ")"
         }
-    }
-
-    /// `s` with every byte from 0x80, and `%`, written as `%XX` (uppercase hex): ASCII text, equal
-    /// to another such text exactly when the originals have the same bytes.
-    static func asciiEscaped(_ s: String) -> String {
-        guard s.utf8.contains(where: { $0 >= 0x80 || $0 == UInt8(ascii: "%") }) else { return s }
-        let hex = Array("0123456789ABCDEF".utf8)
-        var out: [UInt8] = []
-        out.reserveCapacity(s.utf8.count + 16)
-        for b in s.utf8 {
-            if b >= 0x80 || b == UInt8(ascii: "%") {
-                out += [UInt8(ascii: "%"), hex[Int(b >> 4)], hex[Int(b & 0x0F)]]
-            } else {
-                out.append(b)
-            }
-        }
-        return String(decoding: out, as: UTF8.self)
     }
 }
 

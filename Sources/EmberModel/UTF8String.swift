@@ -23,3 +23,21 @@ public func sortedDistinctUTF8<S: Sequence>(_ strings: S) -> [String] where S.El
     }
     return out
 }
+
+/// `s` with every byte from 0x80, and `%`, written as `%XX` (uppercase hex): ASCII text, equal to
+/// another such text, as Swift Strings too, exactly when the originals have the same bytes. For
+/// identities built from user text and used as String keys.
+public func asciiEscapedUTF8(_ s: String) -> String {
+    guard s.utf8.contains(where: { $0 >= 0x80 || $0 == UInt8(ascii: "%") }) else { return s }
+    let hex = Array("0123456789ABCDEF".utf8)
+    var out: [UInt8] = []
+    out.reserveCapacity(s.utf8.count + 16)
+    for b in s.utf8 {
+        if b >= 0x80 || b == UInt8(ascii: "%") {
+            out += [UInt8(ascii: "%"), hex[Int(b >> 4)], hex[Int(b & 0x0F)]]
+        } else {
+            out.append(b)
+        }
+    }
+    return String(decoding: out, as: UTF8.self)
+}

@@ -55,12 +55,13 @@ enum TreeUserData {
         case .object(let o):
             if let n = v.arrayLength {
                 var a = [Any](repeating: NSNull(), count: n)
-                for (k, c) in o.children { a[Int(k)!] = toSwift(c) ?? NSNull() }
+                for (k, c) in o.children { a[Int(k.s)!] = toSwift(c) ?? NSNull() }
                 return a
             }
             var d: [String: Any] = [:]
             d.reserveCapacity(o.count)
-            for (k, c) in o.children { d[k] = toSwift(c) }
+            // (A Swift dictionary merges keys that differ only in Unicode normalization.)
+            for (k, c) in o.children { d[k.s] = toSwift(c) }
             return d
         }
     }

@@ -13,7 +13,7 @@ import EmberStorage
 final class BackendChildIndex {
     let index: TreeIndex
     private var children: OrderedChildren
-    private var sortValues: [String: TreeValue] = [:]
+    private var sortValues: [UTF8String: TreeValue] = [:]   // keys by bytes, as the tree's
 
     init(index: TreeIndex, node: TreeValue) {
         self.index = index
@@ -23,7 +23,7 @@ final class BackendChildIndex {
             sortValues.reserveCapacity(o.count)
             for (k, v) in o.children {
                 let sv = index.sortValue(of: v)
-                entries.append(ChildEntry(key: k, sortValue: sv))
+                entries.append(ChildEntry(key: k.s, sortValue: sv))
                 sortValues[k] = sv
             }
         }
@@ -59,7 +59,7 @@ final class BackendChildIndex {
 
     /// Re-reads child `key` of the node at `path` from `store` (after a write under it).
     func update(key: String, at path: TreePath, store: TreeStore) {
-        if let old = sortValues.removeValue(forKey: key) { children.remove(ChildEntry(key: key, sortValue: old)) }
+        if let old = sortValues.removeValue(forKey: UTF8String(key)) { children.remove(ChildEntry(key: key, sortValue: old)) }
         let childPath = path.child(key)
         let sv: TreeValue?
         switch index {
@@ -70,7 +70,7 @@ final class BackendChildIndex {
         case .child(let p): sv = store.exists(childPath) ? store.read(childPath.appending(p)) : nil
         }
         guard let sv else { return }
-        sortValues[key] = sv
+        sortValues[UTF8String(key)] = sv
         children.insert(ChildEntry(key: key, sortValue: sv))
     }
 

@@ -109,7 +109,7 @@ extension TreeEngine {
         guard !keys.isEmpty else { return }
         let node = local.value(at: v.path.segments)
         let changes = keys.map { TreeView.ChildChange(key: $0, old: .null, new: node.child($0)) }
-        for k in keys { v.known[k] = node.child(k) }
+        for k in keys { v.known[UTF8String(k)] = node.child(k) }
         _ = v.apply(changes.filter { $0.new.exists }, node: node)
     }
 
@@ -212,10 +212,11 @@ extension TreeEngine {
         }
         var changes: [TreeView.ChildChange] = []
         for k in keys {
-            guard v.known[k] != nil || pendingCovers(v.path.child(k)) else { continue }
-            let old = v.known[k] ?? .null
+            let bytes = UTF8String(k)
+            guard v.known[bytes] != nil || pendingCovers(v.path.child(k)) else { continue }
+            let old = v.known[bytes] ?? .null
             let new = node.child(k)
-            v.known[k] = new
+            v.known[bytes] = new
             if old != new { changes.append(.init(key: k, old: old, new: new)) }
         }
         guard !changes.isEmpty else { return }
@@ -228,12 +229,12 @@ extension TreeEngine {
         let o = old.object, n = new.object
         if let o {
             for (k, ov) in o.children {
-                let nv = new.child(k)
-                if !ov.isIdentical(to: nv) && ov != nv { changes.append(.init(key: k, old: ov, new: nv)) }
+                let nv = new.child(k.s)
+                if !ov.isIdentical(to: nv) && ov != nv { changes.append(.init(key: k.s, old: ov, new: nv)) }
             }
         }
         if let n {
-            for (k, nv) in n.children where old.child(k).isNull { changes.append(.init(key: k, old: .null, new: nv)) }
+            for (k, nv) in n.children where old.child(k.s).isNull { changes.append(.init(key: k.s, old: .null, new: nv)) }
         }
     }
 

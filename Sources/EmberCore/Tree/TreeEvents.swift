@@ -27,7 +27,7 @@ public struct TreeSnapshot: Sendable {
     /// The children in index order.
     public var children: [TreeSnapshot] {
         guard case .object(let o) = value else { return [] }
-        let entries = o.children.map { ChildEntry(key: $0.key, sortValue: index.sortValue(of: $0.value)) }
+        let entries = o.children.map { ChildEntry(key: $0.key.s, sortValue: index.sortValue(of: $0.value)) }
             .sorted { ChildEntry.compare($0, $1) < 0 }
         return entries.map { TreeSnapshot(path: path.child($0.key), value: o[$0.key]) }
     }

@@ -20,14 +20,14 @@ final class TreeView {
 
     private var children = OrderedChildren()
     /// Sort value of every child in `children`.
-    private var sortValues: [String: TreeValue] = [:]
+    private var sortValues: [UTF8String: TreeValue] = [:]
     /// When set, `children` holds only the in-range entries no worse than it (limited views).
     private var cut: ChildEntry?
     /// The node when it is a leaf or empty (nil when it has children), for value events.
     private var leaf: TreeValue? = .null
     /// Before the view is complete: the children it knows whole from pending local writes (null
     /// for one known to be removed), the only ones it raises child events for (as Firebase does).
-    var known: [String: TreeValue] = [:]
+    var known: [UTF8String: TreeValue] = [:]
 
     init(path: TreePath, query: TreeQuery) {
         self.path = path
@@ -36,7 +36,8 @@ final class TreeView {
         self.id = TreeView.id(path, query)
     }
 
-    static func id(_ path: TreePath, _ query: TreeQuery) -> String { "\(path)|\(query)" }
+    /// ASCII (see `asciiEscapedUTF8`): views of keys that differ only in bytes are two views.
+    static func id(_ path: TreePath, _ query: TreeQuery) -> String { asciiEscapedUTF8("\(path)|\(query)") }
 
     // MARK: order helpers
 
@@ -94,7 +95,7 @@ final class TreeView {
         leaf = leafState(node)
         sortValues = [:]
         guard node.object != nil, !window.entries.isEmpty else { children = OrderedChildren(); cut = nil; return }
-        for e in window.entries { sortValues[e.key] = e.sortValue }
+        for e in window.entries { sortValues[UTF8String(e.key)] = e.sortValue }
         children = OrderedChildren(sorted: window.entries)
         cut = window.truncated ? (query.limitType == .last ? window.entries.first : window.entries.last) : nil
     }
@@ -103,11 +104,11 @@ final class TreeView {
     func completeFromPartial(_ node: TreeValue) -> [ChildChange] {
         var changes: [ChildChange] = []
         for (k, old) in known {
-            let new = node.child(k)
-            if old != new { changes.append(ChildChange(key: k, old: old, new: new)) }
+            let new = node.child(k.s)
+            if old != new { changes.append(ChildChange(key: k.s, old: old, new: new)) }
         }
         if case .object(let o) = node {
-            for (k, v) in o.children where known[k] == nil { changes.append(ChildChange(key: k, old: .null, new: v)) }
+            for (k, v) in o.children where known[k] == nil { changes.append(ChildChange(key: k.s, old: .null, new: v)) }
         }
         initialized = true
         known = [:]
@@ -134,16 +135,16 @@ final class TreeView {
             let heap = query.bestChildren(query.windowSize, of: o)
             if heap.rejected { cut = heap.worst }
             children = OrderedChildren(heap.items)
-            for e in heap.items { sortValues[e.key] = e.sortValue }
+            for e in heap.items { sortValues[UTF8String(e.key)] = e.sortValue }
             return
         }
         var entries: [ChildEntry] = []
         entries.reserveCapacity(o.count)
         for (k, v) in o.children {
-            let e = ChildEntry(key: k, sortValue: index.sortValue(of: v))
+            let e = ChildEntry(key: k.s, sortValue: index.sortValue(of: v))
             if query.contains(e) { entries.append(e) }
         }
-        for e in entries { sortValues[e.key] = e.sortValue }
+        for e in entries { sortValues[UTF8String(e.key)] = e.sortValue }
         children = OrderedChildren(entries)
     }
 
@@ -168,8 +169,8 @@ final class TreeView {
     func valueSnapshot(_ node: TreeValue) -> TreeValue {
         if query.isDefault { return node }
         guard node.object != nil else { return leafState(node) ?? .null }
-        var d: [String: TreeValue] = [:]
-        for (k, _) in windowKeys() { d[k] = node.child(k) }
+        var d: [UTF8String: TreeValue] = [:]
+        for (k, _) in windowKeys() { d[UTF8String(k)] = node.child(k) }
         return d.isEmpty ? .null : .object(TreeObject(d))
     }
 
@@ -188,7 +189,7 @@ final class TreeView {
         let oldLeaf = leaf
         var oldIn = [ChildEntry?](repeating: nil, count: changes.count)
         for (i, c) in changes.enumerated() {
-            if let sv = sortValues.removeValue(forKey: c.key) {
+            if let sv = sortValues.removeValue(forKey: UTF8String(c.key)) {
                 let e = ChildEntry(key: c.key, sortValue: sv)
                 children.remove(e)
                 if inWindow(e, oldEdge) { oldIn[i] = e }
@@ -197,7 +198,7 @@ final class TreeView {
                 let e = ChildEntry(key: c.key, sortValue: index.sortValue(of: c.new))
                 if query.contains(e) && inRegion(e) {
                     children.insert(e)
-                    sortValues[c.key] = e.sortValue
+                    sortValues[UTF8String(c.key)] = e.sortValue
                 }
             }
         }
@@ -210,7 +211,7 @@ final class TreeView {
         var moved: [(ChildEntry, String, TreeValue)] = []
         for (i, c) in changes.enumerated() {
             var ne: ChildEntry? = nil
-            if let sv = sortValues[c.key] {
+            if let sv = sortValues[UTF8String(c.key)] {
                 let e = ChildEntry(key: c.key, sortValue: sv)
                 if inWindow(e, newEdge) { ne = e }
             }
@@ -226,7 +227,7 @@ final class TreeView {
             }
         }
         if query.limit != nil {
-            let skip = Set(changes.map { $0.key })
+            let skip = Set(changes.map { UTF8String($0.key) })
             crossings(oldEdge, newEdge, skip: skip, node: node, removed: &removed, added: &added)
         }
 
@@ -249,12 +250,12 @@ final class TreeView {
     }
 
     /// Children that did not change but crossed the window's edge because it moved.
-    private func crossings(_ oldEdge: ChildEntry?, _ newEdge: ChildEntry?, skip: Set<String>, node: TreeValue,
+    private func crossings(_ oldEdge: ChildEntry?, _ newEdge: ChildEntry?, skip: Set<UTF8String>, node: TreeValue,
                            removed: inout [(ChildEntry, String, TreeValue)], added: inout [(ChildEntry, String, TreeValue)]) {
         func collect(from start: ChildEntry?, inclusive: Bool, while cond: (ChildEntry) -> Bool, into list: inout [(ChildEntry, String, TreeValue)]) {
             children.forEach(from: start, inclusive: inclusive) { e in
                 guard cond(e) else { return false }
-                if !skip.contains(e.key) { list.append((e, e.key, node.child(e.key))) }
+                if !skip.contains(UTF8String(e.key)) { list.append((e, e.key, node.child(e.key))) }
                 return true
             }
         }

@@ -80,19 +80,19 @@ extension TreeQuery {
         for (k, v) in node.children {
             let sv: TreeValue
             if let seg = single {
-                if case .object(let co) = v { sv = co.children[seg] ?? .null } else { sv = .null }
+                if case .object(let co) = v { sv = co[seg] } else { sv = .null }
             } else {
                 sv = index.sortValue(of: v)
             }
             if hasRange {
                 // Out of range is not "left out": the range is checked before any rejection.
-                let e = ChildEntry(key: k, sortValue: sv)
+                let e = ChildEntry(key: k.s, sortValue: sv)
                 if !contains(e) { continue }
                 if heap.rejects(sv) { continue }
                 heap.offer(e)
             } else {
                 if heap.rejects(sv) { continue }
-                heap.offer(ChildEntry(key: k, sortValue: sv))
+                heap.offer(ChildEntry(key: k.s, sortValue: sv))
             }
         }
         return heap

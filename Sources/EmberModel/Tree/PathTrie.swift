@@ -7,7 +7,7 @@
 public final class PathTrie<T> {
     final class Node {
         var value: T?
-        var children: [String: Node] = [:]
+        var children: [UTF8String: Node] = [:]   // by bytes, as tree keys
     }
     private let root = Node()
     public private(set) var count = 0
@@ -17,10 +17,10 @@ public final class PathTrie<T> {
     private func node(_ path: TreePath, create: Bool) -> Node? {
         var n = root
         for s in path.segments {
-            if let c = n.children[s] { n = c } else {
+            if let c = n.children[UTF8String(s)] { n = c } else {
                 guard create else { return nil }
                 let c = Node()
-                n.children[s] = c
+                n.children[UTF8String(s)] = c
                 n = c
             }
         }
@@ -44,7 +44,7 @@ public final class PathTrie<T> {
         var trail: [Node] = [root]
         var n = root
         for s in path.segments {
-            guard let c = n.children[s] else { return }
+            guard let c = n.children[UTF8String(s)] else { return }
             trail.append(c)
             n = c
         }
@@ -53,7 +53,7 @@ public final class PathTrie<T> {
         // Prune empty nodes bottom-up.
         var i = path.segments.count
         while i > 0, trail[i].value == nil, trail[i].children.isEmpty {
-            trail[i - 1].children[path.segments[i - 1]] = nil
+            trail[i - 1].children[UTF8String(path.segments[i - 1])] = nil
             i -= 1
         }
     }
@@ -64,7 +64,7 @@ public final class PathTrie<T> {
         var n = root
         if let v = n.value { body(0, v) }
         for (i, s) in path.segments.enumerated() {
-            guard let c = n.children[s] else { return }
+            guard let c = n.children[UTF8String(s)] else { return }
             n = c
             if let v = n.value { body(i + 1, v) }
         }
@@ -82,7 +82,7 @@ public final class PathTrie<T> {
         guard let start = node(path, create: false) else { return }
         func walk(_ n: Node, _ segs: inout [String]) {
             for (k, c) in n.children {
-                segs.append(k)
+                segs.append(k.s)
                 if let v = c.value { body(TreePath(unchecked: segs), v) }
                 walk(c, &segs)
                 segs.removeLast()

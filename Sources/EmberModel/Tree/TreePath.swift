@@ -48,7 +48,7 @@ public struct TreePath: Hashable, Sendable, CustomStringConvertible, Comparable 
     /// True when `self` is `other` or one of its ancestors.
     public func isAncestorOrSelf(of other: TreePath) -> Bool {
         guard segments.count <= other.segments.count else { return false }
-        for i in segments.indices where segments[i] != other.segments[i] { return false }
+        for i in segments.indices where !equalUTF8(segments[i], other.segments[i]) { return false }
         return true
     }
 
@@ -70,7 +70,14 @@ public struct TreePath: Hashable, Sendable, CustomStringConvertible, Comparable 
 
     /// Segment by segment in key order, ancestors first.
     public static func < (a: TreePath, b: TreePath) -> Bool {
-        for (x, y) in zip(a.segments, b.segments) where x != y { return TreeKey.compare(x, y) < 0 }
+        for (x, y) in zip(a.segments, b.segments) where !equalUTF8(x, y) { return TreeKey.compare(x, y) < 0 }
         return a.segments.count < b.segments.count
     }
+
+    /// Equal when every segment has the same UTF-8 bytes ("\u{E9}" and "e\u{301}" are two keys).
+    public static func == (a: TreePath, b: TreePath) -> Bool {
+        a.segments.count == b.segments.count && zip(a.segments, b.segments).allSatisfy { equalUTF8($0, $1) }
+    }
+
+    public func hash(into hasher: inout Hasher) { hashUTF8Segments(segments, into: &hasher) }
 }

@@ -168,7 +168,7 @@ public struct TreeQuery: Hashable, Sendable, CustomStringConvertible {
         switch key {
         case .min: return 1
         case .max: return -1
-        case .key(let k): return e.key == k ? 0 : TreeKey.compare(e.key, k)
+        case .key(let k): return equalUTF8(e.key, k) ? 0 : TreeKey.compare(e.key, k)
         }
     }
 

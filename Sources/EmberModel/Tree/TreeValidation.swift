@@ -19,8 +19,8 @@ public enum TreeLimits {
                 throw EmberError.invalidArgument("Invalid value at '\(path)': the tree is at most \(maxDepth) levels deep (path and value together).")
             }
             for (k, c) in o.children {
-                try TreeKey.validate(k, context: "key at '\(path)'")
-                try check(c, depth: depth + 1, where: path.child(k))
+                try TreeKey.validate(k.s, context: "key at '\(path)'")
+                try check(c, depth: depth + 1, where: path.child(k.s))
             }
         default:
             if depth > maxDepth {

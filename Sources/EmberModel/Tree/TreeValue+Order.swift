@@ -74,7 +74,7 @@ public struct ChildEntry: Sendable, CustomStringConvertible {
     public static func compare(_ a: ChildEntry, _ b: ChildEntry) -> Int {
         let c = TreeValue.compareIndexed(a.sortValue, b.sortValue)
         if c != 0 { return c }
-        if a.key == b.key { return 0 }
+        if equalUTF8(a.key, b.key) { return 0 }   // (Swift's == would merge 'é' and 'e\u{301}')
         return TreeKey.compare(a.key, b.key)
     }
 

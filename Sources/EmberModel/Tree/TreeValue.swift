@@ -95,7 +95,7 @@ extension TreeValue: Equatable {
         switch (a, b) {
         case (.null, .null): return true
         case (.bool(let x), .bool(let y)): return x == y
-        case (.string(let x), .string(let y)): return x == y
+        case (.string(let x), .string(let y)): return equalUTF8(x, y)
         case (.int, .int), (.int, .double), (.double, .int), (.double, .double):
             return TreeValue.compareNumbers(a, b) == 0
         case (.object(let x), .object(let y)):
@@ -112,35 +112,46 @@ extension TreeValue: Equatable {
 
 /// Responsible for: the children of an object node: a copy-on-write dictionary held directly
 /// (one allocation per node, so a pass over many children chases one pointer per child), whose
-/// storage identity tells when two nodes are the same without comparing them.
+/// storage identity tells when two nodes are the same without comparing them. Keys are told
+/// apart by their UTF-8 bytes: "\u{E9}" and "e\u{301}" are two children (Swift's `String ==`
+/// would make them one).
 public struct TreeObject: Sendable {
-    public private(set) var children: [String: TreeValue]
+    public private(set) var children: [UTF8String: TreeValue]
 
     public init() { children = [:] }
 
     /// Children as given (null children are dropped).
-    public init(_ children: [String: TreeValue]) {
+    public init(_ children: [UTF8String: TreeValue]) {
         self.children = children.filter { !$0.value.isNull }
+    }
+
+    /// Children as given, from keys that are distinct as Swift Strings (literals, ASCII keys).
+    public init(_ children: [String: TreeValue]) {
+        var d: [UTF8String: TreeValue] = [:]
+        for (k, v) in children where !v.isNull { d[UTF8String(k)] = v }
+        self.children = d
     }
 
     public var count: Int { children.count }
     public var isEmpty: Bool { children.isEmpty }
-    public var keys: Dictionary<String, TreeValue>.Keys { children.keys }
+    /// The keys, in no particular order.
+    public var keys: LazyMapSequence<Dictionary<UTF8String, TreeValue>.Keys, String> { children.keys.lazy.map { $0.s } }
 
     @inline(__always)
-    public subscript(key: String) -> TreeValue { children[key] ?? .null }
+    public subscript(key: String) -> TreeValue { children[UTF8String(key)] ?? .null }
 
     /// The address of the children's storage (equal addresses: the same node).
     @inline(__always)
     var identity: UnsafeRawPointer { unsafeBitCast(children, to: UnsafeRawPointer.self) }
 
     /// The keys in key order (SEMANTICS.md 15).
-    public func sortedKeys() -> [String] { children.keys.sorted { TreeKey.compare($0, $1) < 0 } }
+    public func sortedKeys() -> [String] { keys.sorted { TreeKey.compare($0, $1) < 0 } }
 
     /// Changes the child under `key` in place (removing it when it becomes null).
     mutating func update(_ key: String, _ body: (inout TreeValue) -> Void) {
-        body(&children[key, default: .null])
-        if case .null = children[key]! { children.removeValue(forKey: key) }
+        let k = UTF8String(key)
+        body(&children[k, default: .null])
+        if case .null = children[k]! { children.removeValue(forKey: k) }
     }
 
     public mutating func set(_ key: String, _ value: TreeValue) {

@@ -105,7 +105,7 @@ final class SQLiteTreeStore: TreeStore {
         case .object(let o):
             let n = buf.count
             for (k, c) in o.children {
-                buf.append(contentsOf: k.utf8); buf.append(1)
+                buf.append(contentsOf: k.s.utf8); buf.append(1)
                 try insertLeaves(c, &buf, st)
                 buf.removeSubrange(n...)
             }

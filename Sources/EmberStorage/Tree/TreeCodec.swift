@@ -64,7 +64,7 @@ public enum TreeCodec {
         case .object(let o):
             out.append(objectTag)
             putInt(UInt64(o.count), 4, &out)
-            for (k, c) in o.children { putString(k, &out); write(c, &out) }
+            for (k, c) in o.children { putString(k.s, &out); write(c, &out) }
         }
     }
 
@@ -117,11 +117,11 @@ public enum TreeCodec {
             case TreeCodec.objectTag:
                 let n = try int(4)
                 guard n <= UInt64(remaining) else { throw TreeCodec.damaged }
-                var d: [String: TreeValue] = [:]
+                var d: [UTF8String: TreeValue] = [:]
                 d.reserveCapacity(Int(n))
                 for _ in 0..<n {
                     let k = try string()
-                    d[k] = try value(depth: depth + 1)
+                    d[UTF8String(k)] = try value(depth: depth + 1)
                 }
                 return d.isEmpty ? .null : .object(TreeObject(d))
             default: throw TreeCodec.damaged

@@ -8,7 +8,7 @@ import EmberStorage
 func windowBySorting(_ node: TreeValue, _ q: TreeQuery) -> ([String], Bool) {
     var all: [ChildEntry] = []
     for (k, v) in node.object?.children ?? [:] {
-        let e = ChildEntry(key: k, sortValue: q.index.sortValue(of: v))
+        let e = ChildEntry(key: k.s, sortValue: q.index.sortValue(of: v))
         if q.contains(e) { all.append(e) }
     }
     all.sort { ChildEntry.compare($0, $1) < 0 }

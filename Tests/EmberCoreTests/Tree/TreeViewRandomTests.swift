@@ -51,7 +51,7 @@ final class TreeViewRandomTests: XCTestCase {
     /// The query's children at `node`, by brute force.
     func expected(_ node: TreeValue, _ q: TreeQuery) -> [String] {
         guard case .object(let o) = node else { return [] }
-        var entries = o.children.map { ChildEntry(key: $0.key, sortValue: q.index.sortValue(of: $0.value)) }.filter { q.contains($0) }
+        var entries = o.children.map { ChildEntry(key: $0.key.s, sortValue: q.index.sortValue(of: $0.value)) }.filter { q.contains($0) }
         entries.sort { ChildEntry.compare($0, $1) < 0 }
         if let n = q.limit { entries = q.limitType == .first ? Array(entries.prefix(n)) : Array(entries.suffix(n)) }
         return entries.map { $0.key }

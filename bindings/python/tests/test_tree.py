@@ -344,3 +344,49 @@ def test_exception_in_observe_callback_is_logged_and_later_events_arrive(caplog)
         db.reference("posts").remove_observer(h)
     finally:
         db.close()
+
+
+@pytest.mark.parametrize("durable", [False, True])
+def test_keys_and_strings_differing_only_in_normalization_are_distinct(durable, tmp_path):
+    # "\u00e9" and "e\u0301" are two keys (and two string values): kept apart in memory and in the
+    # file, ordered by code units (e\u0301 < f < \u00e9), compared apart by bounds, by multi-path
+    # updates, by value listeners and by listeners of queries that differ only so.
+    a, b = "\u00e9", "e\u0301"
+    path = str(tmp_path / "t.ember") if durable else None
+    db = ember.Client(path=path) if durable else ember.Client()
+    try:
+        t = db.reference("t")
+        setv(t.child(a), 1)
+        setv(t.child(b), 2)
+        assert t.get() == {a: 1, b: 2}
+        setv(t.child("f"), 3)
+        assert list(t.order_by_key().get()) == [b, "f", a]
+        assert t.order_by_key().start_at(a + "z").get() is None
+        assert list(t.order_by_key().end_before(a).get()) == [b, "f"]
+        assert list(t.order_by_key().start_after(b).get()) == ["f", a]
+        db.reference("u").update({"x/" + b: 1, "x/" + a: 2}).wait(5)
+        assert db.reference("u/x").get() == {a: 2, b: 1}
+
+        s = db.reference("s")
+        setv(s, {"x": a, "y": b})
+        ev = Events()
+        hs = [(s, s.order_by_value().equal_to(a).observe(EventType.VALUE, ev.cb("A", True))),
+              (s, s.order_by_value().equal_to(b).observe(EventType.VALUE, ev.cb("B", True)))]
+        got = sorted(ev.wait(2))
+        assert got == [("A", "s", None, {"x": a}), ("B", "s", None, {"y": b})], got
+        leaf = db.reference("leaf")
+        setv(leaf, a)
+        hs.append((leaf, leaf.observe(EventType.VALUE, ev.cb("V", True))))
+        assert ev.wait(1) == [("V", "leaf", None, a)]
+        setv(leaf, b)
+        assert ev.wait(1) == [("V", "leaf", None, b)], "a change of bytes is a change"
+        for ref, h in hs:
+            ref.remove_observer(h)
+    finally:
+        db.close()
+    if durable:
+        db = ember.Client(path=path)
+        try:
+            assert db.reference("t").get() == {a: 1, b: 2, "f": 3}
+        finally:
+            db.close()
