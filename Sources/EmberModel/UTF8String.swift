@@ -4,9 +4,11 @@
 /// two collections, two documents, two fields.
 ///
 ///     var ids = Set<UTF8String>(); ids.insert(UTF8String("\u{E9}")); ids.insert(UTF8String("e\u{301}"))   // 2
-public struct UTF8String: Hashable, Comparable, Sendable {
+public struct UTF8String: Hashable, Comparable, Sendable, ExpressibleByStringLiteral, CustomStringConvertible {
     public let s: String
     public init(_ s: String) { self.s = s }
+    public init(stringLiteral s: String) { self.s = s }
+    public var description: String { s }
     public static func == (a: UTF8String, b: UTF8String) -> Bool { equalUTF8(a.s, b.s) }
     public static func < (a: UTF8String, b: UTF8String) -> Bool { compareUTF8(a.s, b.s) < 0 }
     public func hash(into h: inout Hasher) {

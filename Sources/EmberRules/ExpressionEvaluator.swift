@@ -51,12 +51,12 @@ final class ExpressionEvaluator {
             if values.contains(where: { $0.isPartial }) { throw fail("the query does not decide this list for every document it could return") }
             return .list(values)
         case .map(let entries):
-            var m: [String: RuleValue] = [:]
+            var m: RuleMap = [:]
             for (k, v) in entries {
                 guard case .string(let key) = try eval(k, scope) else { throw fail("map keys must be strings") }
                 let value = try eval(v, scope)
                 if value.isPartial { throw fail("the query does not decide this map for every document it could return") }
-                m[key] = value
+                m[UTF8String(key)] = value
             }
             return .map(m)
         case .path(let segments):
@@ -134,11 +134,11 @@ final class ExpressionEvaluator {
 
     func member(_ v: RuleValue, _ name: String) throws -> RuleValue {
         if case .partialMap(let m) = v {
-            guard let x = m[name] else { throw fail("the query does not constrain '\(name)'") }
+            guard let x = m[UTF8String(name)] else { throw fail("the query does not constrain '\(name)'") }
             return x
         }
         guard case .map(let m) = v else { throw fail("cannot read '.\(name)' of a \(v.typeName)") }
-        guard let x = m[name] else { throw fail("no field '\(name)'") }
+        guard let x = m[UTF8String(name)] else { throw fail("no field '\(name)'") }
         return x
     }
 
@@ -148,7 +148,7 @@ final class ExpressionEvaluator {
             guard n >= 0, n < l.count else { throw fail("index \(n) out of range") }
             return l[Int(n)]
         case (.map(let m), .string(let k)), (.partialMap(let m), .string(let k)):
-            guard let x = m[k] else { throw fail("no field '\(k)'") }
+            guard let x = m[UTF8String(k)] else { throw fail("no field '\(k)'") }
             return x
         case (.path(let p), .int(let n)):
             guard n >= 0, n < p.count else { throw fail("index \(n) out of range") }

@@ -1,3 +1,5 @@
+import EmberModel
+
 /// Responsible for: finding the `match` blocks whose full path matches a request's path, with the
 /// variables each binds (`{id}` as a string, `{rest=**}` as a path) and the functions in scope.
 /// `{rest=**}` matches zero or more segments anywhere in a pattern (rules_version 2), so
@@ -68,7 +70,8 @@ struct MatchResolver {
             }
             return out
         case .literal(let text):
-            guard case .id(text)? = path.first else { return [] }
+            // By bytes: "\u{E9}" and "e\u{301}" are two collections (a pattern on `==` would match both).
+            guard case .id(let id)? = path.first, equalUTF8(id, text) else { return [] }
             return consume(pattern.dropFirst(), path.dropFirst(), bindings)
         case .variable(let name):
             var b = bindings

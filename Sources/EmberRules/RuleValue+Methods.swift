@@ -1,3 +1,5 @@
+import EmberModel
+
 /// Responsible for: the methods rules call on values. Strings: `size() matches() lower() upper()
 /// split() trim()`; lists: `size() hasAll() hasAny() hasOnly() join() toSet() removeAll()`; maps:
 /// `keys() values() size() get(key, default) diff()`; map diffs: `addedKeys() removedKeys()
@@ -6,16 +8,17 @@ extension RuleValue {
     func call(_ method: String, _ args: [RuleValue], _ ev: ExpressionEvaluator) throws -> RuleValue {
         switch (self, method, args.count, args.first ?? .null, args.count > 1 ? args[1] : .null) {
         // strings
-        case (.string(let s), "size", 0, _, _): return .int(Int64(s.count))
+        // Strings are sequences of code points (as in CEL), not of Swift's grapheme clusters.
+        case (.string(let s), "size", 0, _, _): return .int(Int64(s.unicodeScalars.count))
         case (.string(let s), "lower", 0, _, _): return .string(s.lowercased())
         case (.string(let s), "upper", 0, _, _): return .string(s.uppercased())
         case (.string(let s), "trim", 0, _, _): return .string(s.trimmingSpaces())
         case (.string(let s), "matches", 1, .string(let pattern), _):
             let re: Regex<AnyRegexOutput>
-            do { re = try Regex(pattern) } catch { throw RulesEvaluationError("invalid regular expression '\(pattern)'") }
+            do { re = try Regex(pattern).matchingSemantics(.unicodeScalar) } catch { throw RulesEvaluationError("invalid regular expression '\(pattern)'") }
             return .bool(s.wholeMatch(of: re) != nil)
         case (.string(let s), "split", 1, .string(let sep), _):
-            guard !sep.isEmpty else { return .list(s.map { .string(String($0)) }) }
+            guard !sep.isEmpty else { return .list(s.unicodeScalars.map { .string(String($0)) }) }
             return .list(s.split(separator: sep, omittingEmptySubsequences: false).map { .string(String($0)) })
         // lists
         case (.list(let l), "size", 0, _, _): return .int(Int64(l.count))
@@ -32,7 +35,7 @@ extension RuleValue {
             }.joined(separator: sep))
         // maps
         case (.map(let m), "size", 0, _, _): return .int(Int64(m.count))
-        case (.map(let m), "keys", 0, _, _): return .list(m.keys.sorted().map { .string($0) })
+        case (.map(let m), "keys", 0, _, _): return .list(m.keys.sorted().map { .string($0.s) })   // by UTF-8 bytes
         case (.map(let m), "values", 0, _, _): return .list(m.keys.sorted().map { m[$0]! })
         case (.map(let m), "diff", 1, .map(let o), _): return .mapDiff(MapDiff(new: m, old: o))
         case (.map, "get", 2, let key, let fallback):
@@ -41,7 +44,7 @@ extension RuleValue {
             if case .list(let l) = key { keys = l } else { keys = [key] }
             for k in keys {
                 guard case .string(let name) = k else { throw RulesEvaluationError("get() keys must be strings") }
-                guard case .map(let inner) = cur, let next = inner[name] else { return fallback }
+                guard case .map(let inner) = cur, let next = inner[UTF8String(name)] else { return fallback }
                 cur = next
             }
             return cur

@@ -1,3 +1,5 @@
+import EmberModel
+
 /// Responsible for: the binary operators on rules values: `==` `!=` (never an error), the
 /// orderings (numbers, strings, timestamps, bytes; an error across kinds), `in` (lists and map
 /// keys), and arithmetic (ints with overflow checks, floats, string and list `+`).
@@ -20,7 +22,7 @@ extension RuleValue {
             case .list(let l): return .bool(l.contains(a))
             case .map(let m):
                 guard case .string(let k) = a else { return .bool(false) }
-                return .bool(m[k] != nil)
+                return .bool(m[UTF8String(k)] != nil)
             default: throw RulesEvaluationError("'in' needs a list or a map on its right, got \(b.typeName)")
             }
         case .add, .sub, .mul, .div, .mod: return try arithmetic(op, a, b)
@@ -54,7 +56,7 @@ extension RuleValue {
         case (.int(let x), .float(let y)): return sign(Double(x), y)
         case (.float(let x), .int(let y)): return sign(x, Double(y))
         case (.string(let x), .string(let y)):
-            return x == y ? 0 : (Array(x.utf8).lexicographicallyPrecedes(Array(y.utf8)) ? -1 : 1)
+            return compareUTF8(x, y)   // bytes: Swift's == would call canonically equivalent strings equal
         case (.timestamp(let x), .timestamp(let y)): return sign(x.micros, y.micros)
         case (.bytes(let x), .bytes(let y)): return x == y ? 0 : (x.lexicographicallyPrecedes(y) ? -1 : 1)
         default: throw RulesEvaluationError("cannot compare \(a.typeName) with \(b.typeName)")

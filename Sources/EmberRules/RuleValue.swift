@@ -4,6 +4,10 @@ import EmberModel
 /// kinds (paths, map diffs), their type names for `is`, and conversion from EmberModel values.
 ///
 ///     RuleValue(.map(MapValue(["n": .int(1)])))   // .map(["n": .int(1)])
+/// A rules map: keys told apart by their UTF-8 bytes ("\u{E9}" and "e\u{301}" are two fields, as
+/// in the documents; a `[String: RuleValue]` would merge them).
+public typealias RuleMap = [UTF8String: RuleValue]
+
 public indirect enum RuleValue: Sendable, Equatable {
     case null
     case bool(Bool)
@@ -14,7 +18,7 @@ public indirect enum RuleValue: Sendable, Equatable {
     case timestamp(Timestamp)
     case latlng(Double, Double)
     case list([RuleValue])
-    case map([String: RuleValue])
+    case map(RuleMap)
     /// A path such as `/databases/(default)/documents/users/alice`, as its segments.
     case path([String])
     /// `a.diff(b)`: the two maps compared, for `affectedKeys()` and friends.
@@ -22,7 +26,7 @@ public indirect enum RuleValue: Sendable, Equatable {
     /// `resource.data` of a `list` rule: only the fields the query constrains. A field is read
     /// as usual (one the query leaves open is an error); anything else done with the map
     /// (equality, `keys()`, `in`, `is`) is an error, since the documents hold more.
-    case partialMap([String: RuleValue])
+    case partialMap(RuleMap)
     /// A field a query constrains without pinning it (see FieldBounds).
     case bounded(FieldBounds)
 
@@ -53,9 +57,9 @@ public indirect enum RuleValue: Sendable, Equatable {
         }
     }
 
-    public static func map(_ m: MapValue, database: String = "(default)") -> [String: RuleValue] {
-        var out: [String: RuleValue] = [:]
-        for (k, v) in m.entries { out[k] = RuleValue(v, database: database) }
+    public static func map(_ m: MapValue, database: String = "(default)") -> RuleMap {
+        var out: RuleMap = [:]
+        for (k, v) in m.entries { out[UTF8String(k)] = RuleValue(v, database: database) }
         return out
     }
 
@@ -99,13 +103,13 @@ public indirect enum RuleValue: Sendable, Equatable {
         case (.float(let x), .float(let y)): return x == y
         case (.int(let x), .float(let y)): return Double(x) == y
         case (.float(let x), .int(let y)): return x == Double(y)
-        case (.string(let x), .string(let y)): return x == y
+        case (.string(let x), .string(let y)): return equalUTF8(x, y)   // bytes, as Firestore
         case (.bytes(let x), .bytes(let y)): return x == y
         case (.timestamp(let x), .timestamp(let y)): return x == y
         case (.latlng(let a1, let a2), .latlng(let b1, let b2)): return a1 == b1 && a2 == b2
         case (.list(let x), .list(let y)): return x == y
         case (.map(let x), .map(let y)): return x == y
-        case (.path(let x), .path(let y)): return x == y
+        case (.path(let x), .path(let y)): return x.count == y.count && zip(x, y).allSatisfy { equalUTF8($0, $1) }
         case (.mapDiff(let x), .mapDiff(let y)): return x == y
         case (.partialMap(let x), .partialMap(let y)): return x == y
         case (.bounded(let x), .bounded(let y)): return x == y
@@ -117,12 +121,13 @@ public indirect enum RuleValue: Sendable, Equatable {
 /// Responsible for: `request.resource.data.diff(resource.data)`: which keys were added, removed,
 /// changed or left alone between two maps.
 public struct MapDiff: Sendable, Equatable {
-    public var new: [String: RuleValue]
-    public var old: [String: RuleValue]
+    public var new: RuleMap
+    public var old: RuleMap
 
-    public var addedKeys: [String] { new.keys.filter { old[$0] == nil }.sorted() }
-    public var removedKeys: [String] { old.keys.filter { new[$0] == nil }.sorted() }
-    public var changedKeys: [String] { new.keys.filter { k in old[k].map { $0 != new[k]! } ?? false }.sorted() }
-    public var unchangedKeys: [String] { new.keys.filter { k in old[k].map { $0 == new[k]! } ?? false }.sorted() }
-    public var affectedKeys: [String] { (addedKeys + removedKeys + changedKeys).sorted() }
+    // Keys sorted by their UTF-8 bytes.
+    public var addedKeys: [String] { new.keys.filter { old[$0] == nil }.sorted().map(\.s) }
+    public var removedKeys: [String] { old.keys.filter { new[$0] == nil }.sorted().map(\.s) }
+    public var changedKeys: [String] { new.keys.filter { k in old[k].map { $0 != new[k]! } ?? false }.sorted().map(\.s) }
+    public var unchangedKeys: [String] { new.keys.filter { k in old[k].map { $0 == new[k]! } ?? false }.sorted().map(\.s) }
+    public var affectedKeys: [String] { sortedDistinctUTF8(addedKeys + removedKeys + changedKeys) }
 }

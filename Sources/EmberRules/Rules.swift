@@ -63,7 +63,7 @@ public struct Rules: Sendable {
     private func fullPath(_ r: RulesRequest) -> [String] { r.matchPath }
 
     func requestValue(_ r: RulesRequest) -> RuleValue {
-        var m: [String: RuleValue] = [
+        var m: RuleMap = [
             "method": .string(r.method.rawValue),
             "path": .path(fullPath(r)),
             "time": .timestamp(r.time),

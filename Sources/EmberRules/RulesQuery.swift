@@ -91,7 +91,7 @@ public struct RulesQuery: Sendable {
 
     /// `resource` for one way: `{data: <what it says of each field, nested by path>}`.
     static func resource(_ way: Way, database: String) -> RuleValue {
-        var root: [String: RuleValue] = [:]
+        var root: RuleMap = [:]
         for (path, k) in way where path != .documentId {
             let v: RuleValue
             switch k {
@@ -103,13 +103,13 @@ public struct RulesQuery: Sendable {
         return .map(["data": .partialMap(root)])
     }
 
-    private static func setting(_ m: [String: RuleValue], _ path: ArraySlice<String>, _ v: RuleValue) -> [String: RuleValue] {
+    private static func setting(_ m: RuleMap, _ path: ArraySlice<String>, _ v: RuleValue) -> RuleMap {
         var copy = m
-        guard let first = path.first else { return copy }
+        guard let first = path.first.map({ UTF8String($0) }) else { return copy }
         if path.count == 1 {
             copy[first] = v
         } else {
-            var inner: [String: RuleValue] = [:]
+            var inner: RuleMap = [:]
             if case .partialMap(let i)? = m[first] { inner = i }
             copy[first] = .partialMap(setting(inner, path.dropFirst(), v))
         }
