@@ -146,8 +146,10 @@ struct WireFilterAtom: Sendable {
 
     var identity: String { Self.identity(field, op, value.map(WireFilterAtom.exactKey) ?? "") }
 
+    /// ASCII (`asciiEscapedUTF8`), the field with its length: equal only for the same field bytes,
+    /// operator and operand, also as a Swift String key ("\u{E9}" and "e\u{301}" are two fields).
     static func identity(_ field: FieldPath, _ op: Op, _ operand: String) -> String {
-        "\(field.canonical)|\(op.rawValue)|\(operand)"
+        asciiEscapedUTF8("\(field.canonical.utf8.count):\(field.canonical)|\(op.rawValue)|\(operand)")
     }
 
     var fieldFilter: FieldFilter {

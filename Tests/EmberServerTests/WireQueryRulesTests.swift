@@ -171,4 +171,17 @@ final class WireQueryRulesTests: XCTestCase {
         XCTAssertFalse(wq.query.matches(W.doc("k", ["n": .int(1)])))
         XCTAssertNil(W.refusal(W.query(W.field("n", .equal, W.list([W.list([W.int(1)])])))))
     }
+
+    /// Filters on fields whose names Swift finds canonically equivalent ("\u{E9}", "e\u{301}")
+    /// are two filters: the simplification that keeps equal filters once must keep both.
+    func testFiltersOnFieldsDifferingOnlyInNormalizationAreBothKept() throws {
+        let a = "\u{E9}", b = "e\u{301}"
+        let sq = W.query(W.and(W.field("`\(a)`", .equal, W.int(1)), W.field("`\(b)`", .equal, W.int(1))))
+        let q = try WireQuery(parent: W.parent, structured: sq, aggregations: nil).query
+        XCTAssertFalse(q.matches(W.doc("d", [a: .int(1)])), "the filter on e\\u{301} was dropped")
+        let both = Document(key: W.db.key(ResourcePath(segments: ["c", "d"])),
+                            data: MapValue(uniqueEntries: [(key: a, value: .int(1)), (key: b, value: .int(1))])!,
+                            version: 1, createTime: 1, updateTime: 1)
+        XCTAssertTrue(q.matches(both))
+    }
 }
