@@ -160,12 +160,39 @@ public nonisolated struct Google_Firestore_V1_ArrayValue: Sendable {
   public init() {}
 }
 
+/// A map's fields, declared as the entries a `map<string, Value>` is made of on the wire (the same
+/// bytes): the generated Swift code keeps them as a list, not as a Swift dictionary, whose String
+/// keys would merge field names that differ only in their Unicode normalization ("\u00e9" and
+/// "e\u0301" are two fields in Firestore).
+public nonisolated struct Google_Firestore_V1_MapField: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var key: String = String()
+
+  public var value: Google_Firestore_V1_Value {
+    get {_value ?? Google_Firestore_V1_Value()}
+    set {_value = newValue}
+  }
+  /// Returns true if `value` has been explicitly set.
+  public var hasValue: Bool {self._value != nil}
+  /// Clears the value of `value`. Subsequent reads from it will return its default value.
+  public mutating func clearValue() {self._value = nil}
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+
+  fileprivate var _value: Google_Firestore_V1_Value? = nil
+}
+
 public nonisolated struct Google_Firestore_V1_MapValue: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var fields: Dictionary<String,Google_Firestore_V1_Value> = [:]
+  public var fields: [Google_Firestore_V1_MapField] = []
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -180,7 +207,8 @@ public nonisolated struct Google_Firestore_V1_Document: Sendable {
   /// projects/P/databases/D/documents/PATH
   public var name: String = String()
 
-  public var fields: Dictionary<String,Google_Firestore_V1_Value> = [:]
+  /// a map<string, Value> on the wire (see MapField)
+  public var fields: [Google_Firestore_V1_MapField] = []
 
   public var createTime: SwiftProtobuf.Google_Protobuf_Timestamp {
     get {_createTime ?? SwiftProtobuf.Google_Protobuf_Timestamp()}
@@ -2547,6 +2575,45 @@ nonisolated extension Google_Firestore_V1_ArrayValue: SwiftProtobuf.Message, Swi
   }
 }
 
+nonisolated extension Google_Firestore_V1_MapField: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".MapField"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}key\0\u{1}value\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.key) }()
+      case 2: try { try decoder.decodeSingularMessageField(value: &self._value) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
+    if !self.key.isEmpty {
+      try visitor.visitSingularStringField(value: self.key, fieldNumber: 1)
+    }
+    try { if let v = self._value {
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 2)
+    } }()
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Google_Firestore_V1_MapField, rhs: Google_Firestore_V1_MapField) -> Bool {
+    if lhs.key != rhs.key {return false}
+    if lhs._value != rhs._value {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
 nonisolated extension Google_Firestore_V1_MapValue: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".MapValue"
   public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}fields\0")
@@ -2557,7 +2624,7 @@ nonisolated extension Google_Firestore_V1_MapValue: SwiftProtobuf.Message, Swift
       // allocates stack space for every case branch when no optimizations are
       // enabled. https://github.com/apple/swift-protobuf/issues/1034
       switch fieldNumber {
-      case 1: try { try decoder.decodeMapField(fieldType: SwiftProtobuf._ProtobufMessageMap<SwiftProtobuf.ProtobufString,Google_Firestore_V1_Value>.self, value: &self.fields) }()
+      case 1: try { try decoder.decodeRepeatedMessageField(value: &self.fields) }()
       default: break
       }
     }
@@ -2565,7 +2632,7 @@ nonisolated extension Google_Firestore_V1_MapValue: SwiftProtobuf.Message, Swift
 
   public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     if !self.fields.isEmpty {
-      try visitor.visitMapField(fieldType: SwiftProtobuf._ProtobufMessageMap<SwiftProtobuf.ProtobufString,Google_Firestore_V1_Value>.self, value: self.fields, fieldNumber: 1)
+      try visitor.visitRepeatedMessageField(value: self.fields, fieldNumber: 1)
     }
     try unknownFields.traverse(visitor: &visitor)
   }
@@ -2588,7 +2655,7 @@ nonisolated extension Google_Firestore_V1_Document: SwiftProtobuf.Message, Swift
       // enabled. https://github.com/apple/swift-protobuf/issues/1034
       switch fieldNumber {
       case 1: try { try decoder.decodeSingularStringField(value: &self.name) }()
-      case 2: try { try decoder.decodeMapField(fieldType: SwiftProtobuf._ProtobufMessageMap<SwiftProtobuf.ProtobufString,Google_Firestore_V1_Value>.self, value: &self.fields) }()
+      case 2: try { try decoder.decodeRepeatedMessageField(value: &self.fields) }()
       case 3: try { try decoder.decodeSingularMessageField(value: &self._createTime) }()
       case 4: try { try decoder.decodeSingularMessageField(value: &self._updateTime) }()
       default: break
@@ -2605,7 +2672,7 @@ nonisolated extension Google_Firestore_V1_Document: SwiftProtobuf.Message, Swift
       try visitor.visitSingularStringField(value: self.name, fieldNumber: 1)
     }
     if !self.fields.isEmpty {
-      try visitor.visitMapField(fieldType: SwiftProtobuf._ProtobufMessageMap<SwiftProtobuf.ProtobufString,Google_Firestore_V1_Value>.self, value: self.fields, fieldNumber: 2)
+      try visitor.visitRepeatedMessageField(value: self.fields, fieldNumber: 2)
     }
     try { if let v = self._createTime {
       try visitor.visitSingularMessageField(value: v, fieldNumber: 3)

@@ -43,3 +43,19 @@ public func asciiEscapedUTF8(_ s: String) -> String {
     }
     return String(decoding: out, as: UTF8.self)
 }
+
+/// `pairs` sorted by their keys' UTF-8 bytes, one per key: of pairs whose keys have the same bytes
+/// the last one given (a protobuf map's rule for a key sent twice). Keys that differ only in
+/// their Unicode normalization are different keys.
+public func lastWinsByUTF8<V>(_ pairs: [(key: String, value: V)]) -> [(key: String, value: V)] {
+    let order = pairs.indices.sorted { i, j in
+        let c = compareUTF8(pairs[i].key, pairs[j].key)
+        return c != 0 ? c < 0 : i < j
+    }
+    var out: [(key: String, value: V)] = []
+    out.reserveCapacity(pairs.count)
+    for i in order {
+        if let last = out.last, equalUTF8(last.key, pairs[i].key) { out[out.count - 1] = pairs[i] } else { out.append(pairs[i]) }
+    }
+    return out
+}

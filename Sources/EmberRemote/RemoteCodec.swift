@@ -89,11 +89,13 @@ struct RemoteCodec: Sendable {
         return w
     }
 
-    func wireFields(_ m: MapValue) -> [String: WireValue] {
-        var out: [String: WireValue] = [:]
-        out.reserveCapacity(m.count)
-        for (k, v) in m.entries { out[k] = wire(v) }
-        return out
+    func wireFields(_ m: MapValue) -> [Google_Firestore_V1_MapField] {
+        m.entries.map { e in
+            var f = Google_Firestore_V1_MapField()
+            f.key = e.key
+            f.value = wire(e.value)
+            return f
+        }
     }
 
     func value(_ v: WireValue) throws -> Value {
@@ -113,11 +115,10 @@ struct RemoteCodec: Sendable {
         }
     }
 
-    func map(_ fields: [String: WireValue]) throws -> MapValue {
-        var d: [String: Value] = [:]
-        d.reserveCapacity(fields.count)
-        for (k, v) in fields { d[k] = try value(v) }
-        return MapValue(d)
+    /// A wire map's fields (a key sent twice: the last, as protobuf maps; keys by UTF-8 bytes).
+    func map(_ fields: [Google_Firestore_V1_MapField]) throws -> MapValue {
+        let entries = lastWinsByUTF8(fields.map { (key: $0.key, value: $0.value) })
+        return MapValue(sortedEntries: try entries.map { (key: $0.key, value: try value($0.value)) })
     }
 
     // MARK: documents

@@ -9,8 +9,8 @@ import EmberModel
 /// transforms), and reserved collection and document ids in names.
 enum WireDataRules {
     /// Checks a written document's fields.
-    static func check(fields: [String: WireValue]) throws {
-        for (k, v) in fields {
+    static func check(fields: [Google_Firestore_V1_MapField]) throws {
+        for (k, v) in lastWinsByUTF8(fields.map { (key: $0.key, value: $0.value) }) {
             if ResourcePath.isReserved(k) { throw EmberError.invalidArgument("field name \(k) is reserved") }
             try check(v, path: k, inArray: false, depth: 1)
         }
@@ -29,11 +29,12 @@ enum WireDataRules {
             if inArray { throw EmberError.invalidArgument("Cannot convert an array value in an array value.") }
             for e in a.values { try check(e, path: path, inArray: true, depth: depth + 1) }
         case .mapValue(let m)?:
-            if let type = m.fields["__type__"] {
-                try checkTyped(m.fields, type: type, path: path)
+            let fields = lastWinsByUTF8(m.fields.map { (key: $0.key, value: $0.value) })
+            if let type = fields.first(where: { $0.key == "__type__" })?.value {
+                try checkTyped(fields, type: type, path: path)
                 return
             }
-            for (k, e) in m.fields {
+            for (k, e) in fields {
                 if ResourcePath.isReserved(k) { throw EmberError.invalidArgument("field name '\(k)' is reserved.") }
                 try check(e, path: path + "." + k, inArray: false, depth: depth + 1)
             }
@@ -43,15 +44,15 @@ enum WireDataRules {
     }
 
     /// A map with `__type__`: only a vector is known.
-    private static func checkTyped(_ fields: [String: WireValue], type: WireValue, path: String) throws {
+    private static func checkTyped(_ fields: [(key: String, value: WireValue)], type: WireValue, path: String) throws {
         guard case .stringValue("__vector__")? = type.valueType else {
             throw EmberError.invalidArgument("Property \(path) contains an invalid nested entity.")
         }
-        guard fields.count <= 2, fields.keys.allSatisfy({ $0 == "__type__" || $0 == "value" }) else {
+        guard fields.count <= 2, fields.allSatisfy({ $0.key == "__type__" || $0.key == "value" }) else {
             throw EmberError.invalidArgument("Vector Value map has extraneous entries.")
         }
         let elements: [WireValue]
-        switch fields["value"]?.valueType {
+        switch fields.first(where: { $0.key == "value" })?.value.valueType {
         case .arrayValue(let a)?: elements = a.values
         case nil: elements = []
         default: throw EmberError.invalidArgument("Vector must only contain values of type 'double'")

@@ -47,11 +47,10 @@ struct WireCodec: Sendable {
         }
     }
 
-    func map(_ fields: [String: WireValue], depth: Int = 0) throws -> MapValue {
-        var d: [String: Value] = [:]
-        d.reserveCapacity(fields.count)
-        for (k, v) in fields { d[k] = try value(v, depth: depth) }
-        return MapValue(d)
+    /// A wire map's fields (a key sent twice: the last, as protobuf maps; keys by UTF-8 bytes).
+    func map(_ fields: [Google_Firestore_V1_MapField], depth: Int = 0) throws -> MapValue {
+        let entries = lastWinsByUTF8(fields.map { (key: $0.key, value: $0.value) })
+        return MapValue(sortedEntries: try entries.map { (key: $0.key, value: try value($0.value, depth: depth)) })
     }
 
     func wire(_ v: Value) -> WireValue {
@@ -82,11 +81,13 @@ struct WireCodec: Sendable {
         return w
     }
 
-    func wireFields(_ m: MapValue) -> [String: WireValue] {
-        var out: [String: WireValue] = [:]
-        out.reserveCapacity(m.count)
-        for (k, v) in m.entries { out[k] = wire(v) }
-        return out
+    func wireFields(_ m: MapValue) -> [Google_Firestore_V1_MapField] {
+        m.entries.map { e in
+            var f = Google_Firestore_V1_MapField()
+            f.key = e.key
+            f.value = wire(e.value)
+            return f
+        }
     }
 
     /// The wire form of an existing document, optionally projected to `mask`'s fields.

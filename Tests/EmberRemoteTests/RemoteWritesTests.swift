@@ -15,6 +15,28 @@ final class RemoteWritesTests: XCTestCase {
         return try WireWrites(codec: WireCodec(db: db)).mutation(writes.write(m))
     }
 
+    /// Fields whose names Swift finds canonically equivalent ("\u{E9}", "e\u{301}") are two fields
+    /// on the wire, both ways and nested; a name sent twice byte for byte keeps its last value.
+    func testFieldsDifferingOnlyInNormalizationSurviveTheWire() throws {
+        let a = "\u{E9}", b = "e\u{301}"
+        let inner = MapValue(uniqueEntries: [(key: a, value: .int(3)), (key: b, value: .int(4))])!
+        let data = MapValue(uniqueEntries: [(key: a, value: .int(1)), (key: b, value: .int(2)), (key: "m", value: .map(inner))])!
+        let set = try serverReads(Mutation(key: key("c/a"), kind: .set(data)))
+        guard case .set(let got) = set.kind else { return XCTFail("\(set.kind)") }
+        XCTAssertEqual(got, data)
+        XCTAssertEqual(try codec.value(codec.wire(.map(data))), .map(data), "the client's reader")
+        var twice = Google_Firestore_V1_MapValue()
+        for (k, v) in [(a, 1), (b, 2), (a, 3)] as [(String, Int64)] {
+            var f = Google_Firestore_V1_MapField()
+            f.key = k
+            f.value = codec.wire(.int(v))
+            twice.fields.append(f)
+        }
+        var w = Google_Firestore_V1_Value()
+        w.mapValue = twice
+        XCTAssertEqual(try codec.value(w), .map(MapValue(uniqueEntries: [(key: a, value: .int(3)), (key: b, value: .int(2))])!))
+    }
+
     func testSetsPatchesDeletesTransformsAndPreconditionsSurviveTheWire() throws {
         let set = try serverReads(Mutation(key: key("c/a"), kind: .set(MapValue(["r": .reference(key("c/b")), "t": .timestamp(Timestamp(micros: 1_500_000))])),
                                            precondition: .exists(false)))

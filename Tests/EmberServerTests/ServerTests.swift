@@ -66,7 +66,7 @@ final class ServerTests: XCTestCase {
     static func set(_ path: String, _ fields: [String: Google_Firestore_V1_Value]) -> Google_Firestore_V1_Write {
         var w = Google_Firestore_V1_Write()
         w.update.name = root + "/" + path
-        w.update.fields = fields
+        w.update.fields = .init(fields)
         return w
     }
 

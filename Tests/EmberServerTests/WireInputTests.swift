@@ -60,7 +60,7 @@ final class WireInputTests: XCTestCase {
             var v = Google_Firestore_V1_Value()
             v.integerValue = 1
             for _ in 0..<25 { var m = Google_Firestore_V1_Value(); m.mapValue.fields["x"] = v; v = m }
-            w.update.fields = ["f": v]
+            w.update.fields = .init(["f": v])
             var req = Google_Firestore_V1_CommitRequest()
             req.database = "projects/p/databases/(default)"
             req.writes = [w]
@@ -88,14 +88,14 @@ final class WireInputTests: XCTestCase {
             w.update.name = "projects/p/databases/(default)/documents/c/big"
             var s = Google_Firestore_V1_Value()
             s.stringValue = String(repeating: "x", count: 100 << 10)
-            w.update.fields = ["s": s]
+            w.update.fields = .init(["s": s])
             var req = Google_Firestore_V1_CommitRequest()
             req.database = "projects/p/databases/(default)"
             req.writes = [w]
             let code = await ServerTests.code { _ = try await fs.commit(req) }
             XCTAssertNotNil(code)
             // The server still answers.
-            w.update.fields = ["s": ServerTests.value("small")]
+            w.update.fields = .init(["s": ServerTests.value("small")])
             req.writes = [w]
             _ = try await fs.commit(req)
         }

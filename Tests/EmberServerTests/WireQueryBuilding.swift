@@ -107,3 +107,26 @@ enum W {
         }
     }
 }
+
+/// A wire map's fields read and written by name in tests (the generated type is a list of
+/// entries: see MapField in proto/ember_firestore_v1.proto).
+extension Array where Element == Google_Firestore_V1_MapField {
+    subscript(name: String) -> Google_Firestore_V1_Value? {
+        get { last { $0.key.utf8.elementsEqual(name.utf8) }?.value }
+        set {
+            removeAll { $0.key.utf8.elementsEqual(name.utf8) }
+            if let newValue {
+                var f = Google_Firestore_V1_MapField()
+                f.key = name
+                f.value = newValue
+                append(f)
+            }
+        }
+    }
+
+    /// The entries of `d` (in no particular order).
+    init(_ d: [String: Google_Firestore_V1_Value]) {
+        self = []
+        for (k, v) in d { self[k] = v }
+    }
+}

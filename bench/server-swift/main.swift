@@ -25,7 +25,10 @@ func setDoc(_ fs: Client, _ path: String, _ v: Int64) async throws {
     w.update.name = root + "/" + path
     var value = Google_Firestore_V1_Value()
     value.integerValue = v
-    w.update.fields = ["v": value]
+    var field = Google_Firestore_V1_MapField()
+    field.key = "v"
+    field.value = value
+    w.update.fields = [field]
     var req = Google_Firestore_V1_CommitRequest()
     req.database = database
     req.writes = [w]
@@ -63,7 +66,7 @@ func listen(_ fs: Client, doc: String, stream: Int, board: Board, done: AsyncStr
         for try await m in response.messages {
             switch m.responseType {
             case .targetChange(let tc)? where tc.targetChangeType == .current: board.noteCurrent()
-            case .documentChange(let dc)?: board.note(stream: stream, value: dc.document.fields["v"]?.integerValue ?? -1)
+            case .documentChange(let dc)?: board.note(stream: stream, value: dc.document.fields.last(where: { $0.key == "v" })?.value.integerValue ?? -1)
             default: break
             }
         }
