@@ -1185,7 +1185,7 @@ public nonisolated struct Google_Firestore_V1_AggregationResult: Sendable {
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var aggregateFields: Dictionary<String,Google_Firestore_V1_Value> = [:]
+  public var aggregateFields: [Google_Firestore_V1_MapField] = []
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -3993,7 +3993,7 @@ nonisolated extension Google_Firestore_V1_AggregationResult: SwiftProtobuf.Messa
       // allocates stack space for every case branch when no optimizations are
       // enabled. https://github.com/apple/swift-protobuf/issues/1034
       switch fieldNumber {
-      case 2: try { try decoder.decodeMapField(fieldType: SwiftProtobuf._ProtobufMessageMap<SwiftProtobuf.ProtobufString,Google_Firestore_V1_Value>.self, value: &self.aggregateFields) }()
+      case 2: try { try decoder.decodeRepeatedMessageField(value: &self.aggregateFields) }()
       default: break
       }
     }
@@ -4001,7 +4001,7 @@ nonisolated extension Google_Firestore_V1_AggregationResult: SwiftProtobuf.Messa
 
   public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     if !self.aggregateFields.isEmpty {
-      try visitor.visitMapField(fieldType: SwiftProtobuf._ProtobufMessageMap<SwiftProtobuf.ProtobufString,Google_Firestore_V1_Value>.self, value: self.aggregateFields, fieldNumber: 2)
+      try visitor.visitRepeatedMessageField(value: self.aggregateFields, fieldNumber: 2)
     }
     try unknownFields.traverse(visitor: &visitor)
   }

@@ -90,7 +90,7 @@ struct RemoteCalls: Sendable {
         return try await client.runAggregationQuery(req, metadata: codec.metadata, options: options) { response in
             var n: Int64 = 0
             for try await r in response.messages {
-                if let v = r.result.aggregateFields["count"], case .integerValue(let i)? = v.valueType { n = i }
+                if let v = r.result.aggregateFields.last(where: { $0.key == "count" })?.value, case .integerValue(let i)? = v.valueType { n = i }
             }
             return Int(n)
         }

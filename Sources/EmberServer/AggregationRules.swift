@@ -39,10 +39,10 @@ enum AggregationRules {
             case nil: throw EmberError.invalidArgument("Aggregation '\(name)' has no operator")
             }
         }
-        var aliases = Set<String>()
+        var aliases = Set<UTF8String>()   // by bytes: "\u{E9}" and "e\u{301}" are two aliases
         for (i, a) in wire.enumerated() {
             let name = alias(a, at: i)
-            guard aliases.insert(name).inserted else { throw EmberError.invalidArgument("Aggregation aliases contain duplicate alias: \(name).") }
+            guard aliases.insert(UTF8String(name)).inserted else { throw EmberError.invalidArgument("Aggregation aliases contain duplicate alias: \(name).") }
         }
         return fields.sorted { $0.compare($1) < 0 }
     }

@@ -24,13 +24,20 @@ struct Aggregations: Sendable {
         }
     }
 
-    func evaluate<C: Collection>(_ docs: C, codec: WireCodec) -> [String: WireValue] where C.Element == Document {
-        var out: [String: WireValue] = [:]
+    /// One result field per alias (aliases are distinct by their UTF-8 bytes: AggregationRules).
+    func evaluate<C: Collection>(_ docs: C, codec: WireCodec) -> [Google_Firestore_V1_MapField] where C.Element == Document {
+        var out: [Google_Firestore_V1_MapField] = []
+        func put(_ alias: String, _ v: Value) {
+            var f = Google_Firestore_V1_MapField()
+            f.key = alias
+            f.value = codec.wire(v)
+            out.append(f)
+        }
         for (alias, kind) in items {
             switch kind {
             case .count(let upTo):
                 let n = Int64(docs.count)
-                out[alias] = codec.wire(.int(upTo.map { min($0, n) } ?? n))
+                put(alias, .int(upTo.map { min($0, n) } ?? n))
             case .sum(let f):
                 var intSum: Int64 = 0
                 var dbl = 0.0
@@ -48,7 +55,7 @@ struct Aggregations: Sendable {
                     default: break
                     }
                 }
-                out[alias] = codec.wire(isDouble ? .double(dbl) : .int(intSum))
+                put(alias, isDouble ? .double(dbl) : .int(intSum))
             case .avg(let f):
                 var total = 0.0
                 var n = 0
@@ -59,7 +66,7 @@ struct Aggregations: Sendable {
                     default: break
                     }
                 }
-                out[alias] = codec.wire(n == 0 ? .null : .double(total / Double(n)))
+                put(alias, n == 0 ? .null : .double(total / Double(n)))
             }
         }
         return out

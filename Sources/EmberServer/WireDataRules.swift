@@ -67,7 +67,9 @@ enum WireDataRules {
 
     /// Checks a field path a write names (an update mask's, a transform's).
     static func check(fieldPath s: String) throws {
-        guard s.contains("__") else { return }
+        // Every reserved name has '_' in the text, written or escaped (`\_`), so a path without
+        // one is not parsed (the common case).
+        guard s.contains("_") else { return }
         let segments = (try? FieldPath(parsing: s))?.segments ?? []
         if segments.contains(where: ResourcePath.isReserved) {
             throw EmberError.invalidArgument("Invalid reserved name in field path \(s)")

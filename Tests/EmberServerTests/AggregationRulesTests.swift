@@ -54,10 +54,29 @@ final class AggregationRulesTests: XCTestCase {
         XCTAssertEqual(try order(W.query(), [W.count("c")]), ["__name__"], "count alone keeps the query")
     }
 
+    /// Aliases whose names Swift finds canonically equivalent ("\u{E9}", "e\u{301}") are two
+    /// aliases with two results; the same bytes twice are refused.
+    func testAliasesDifferingOnlyInNormalizationAreTwo() throws {
+        let a = "\u{E9}", b = "e\u{301}"
+        XCTAssertNil(W.refusal(W.query(), aggregations: [W.count(a), W.count(b)]))
+        XCTAssertNotNil(W.refusal(W.query(), aggregations: [W.count(a), W.count(a)]))
+        let r = try Aggregations([W.count(a), W.sum("n", b)]).evaluate([W.doc("x", ["n": .int(5)])], codec: WireCodec(db: W.db))
+        XCTAssertEqual(r.map { Array($0.key.utf8) }, [Array(a.utf8), Array(b.utf8)])
+        XCTAssertEqual(r.map { $0.value.integerValue }, [1, 5])
+    }
+
+    /// A reserved name in a field path is refused however it is written, `\_` escapes included.
+    func testReservedNamesInFieldPathsAreRefusedWhenEscaped() {
+        XCTAssertThrowsError(try WireDataRules.check(fieldPath: "__x__"))
+        XCTAssertThrowsError(try WireDataRules.check(fieldPath: "`_\\_x_\\_`"))
+        XCTAssertThrowsError(try WireDataRules.check(fieldPath: "a.`\\_\\_y\\_\\_`"))
+        XCTAssertNoThrow(try WireDataRules.check(fieldPath: "a.`_x`"))
+    }
+
     func testOnlyDocumentsHavingTheFieldsAreAggregated() throws {
         let docs = [W.doc("a", ["n": .int(1), "m": .int(5)]), W.doc("b", ["n": .int(2)]), W.doc("c", ["n": .int(-10), "m": .int(1)]),
                     W.doc("d", ["m": .int(3)]), W.doc("e", ["n": .string("x")])]
-        func run(_ sq: StructuredQuery, _ aggregations: [WireAggregation]) throws -> [String: WireValue] {
+        func run(_ sq: StructuredQuery, _ aggregations: [WireAggregation]) throws -> [Google_Firestore_V1_MapField] {
             let wq = try WireQuery(parent: W.parent, structured: sq, aggregations: aggregations)
             let matching = docs.filter { wq.query.matches($0) }.sorted { Query.compare($0, $1, orderBy: wq.query.normalizedOrderBy) < 0 }
             let limited = wq.query.limit.map { Array(matching.prefix($0)) } ?? matching
