@@ -29,7 +29,7 @@ public final class DatabaseReference: DatabaseQuery, @unchecked Sendable {
             if pathString.isEmpty { throw EmberError.invalidArgument("Invalid path '': child(_:) needs a non-empty path.") }
             let rel = try TreePath(parsing: pathString)
             let full = path.appending(rel)
-            try TreePath(parsing: full.segments.joined(separator: "/"))    // total depth and length
+            _ = try TreePath(parsing: full.segments.joined(separator: "/"))    // total depth and length
             return DatabaseReference(database: database, path: full)
         } catch {
             return DatabaseReference(database: database, path: path.child(pathString), error: error as? EmberError)

@@ -195,7 +195,7 @@ final class SQLiteIndexManager: IndexManager {
                 // its fill would otherwise leave it missing documents, and queries it serves
                 // would miss them). Advisory: when it cannot be stored, no index is made.
                 do {
-                    try persistence.runTransaction("auto-create index") { try add(def, auto: true, in: db) }
+                    _ = try persistence.runTransaction("auto-create index") { try add(def, auto: true, in: db) }
                 } catch {
                     try loadConfiguration(db)
                 }
