@@ -131,8 +131,8 @@ struct WireFilterAtom: Sendable {
         self.field = field
         self.op = op
         if op.maxValues != nil, case .array(let list)? = value {
-            var seen = Set<String>()
-            self.value = .array(list.filter { seen.insert(WireFilterAtom.exactKey($0)).inserted })
+            var seen = Set<UTF8String>()   // by bytes: equal Swift Strings may be two operands
+            self.value = .array(list.filter { seen.insert(UTF8String(WireFilterAtom.exactKey($0))).inserted })
         } else {
             self.value = value
         }

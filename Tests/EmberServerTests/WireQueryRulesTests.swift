@@ -183,5 +183,11 @@ final class WireQueryRulesTests: XCTestCase {
                             data: MapValue(uniqueEntries: [(key: a, value: .int(1)), (key: b, value: .int(1))])!,
                             version: 1, createTime: 1, updateTime: 1)
         XCTAssertTrue(q.matches(both))
+        // An `in` list keeps operands that are equal Swift Strings but different bytes (two
+        // orders of the same combining marks have the same length).
+        let x = "a\u{301}\u{323}", y = "a\u{323}\u{301}"
+        let inList = try WireQuery(parent: W.parent, structured: W.query(W.field("s", .in, W.list([W.str(x), W.str(y)]))), aggregations: nil).query
+        XCTAssertTrue(inList.matches(W.doc("d", ["s": .string(y)])))
+        XCTAssertTrue(inList.matches(W.doc("d", ["s": .string(x)])))
     }
 }
