@@ -19,7 +19,7 @@ extension RuleValue {
             return .bool(s.wholeMatch(of: re) != nil)
         case (.string(let s), "split", 1, .string(let sep), _):
             guard !sep.isEmpty else { return .list(s.unicodeScalars.map { .string(String($0)) }) }
-            return .list(s.split(separator: sep, omittingEmptySubsequences: false).map { .string(String($0)) })
+            return .list(RuleValue.split(s, by: sep).map { .string($0) })
         // lists
         case (.list(let l), "size", 0, _, _): return .int(Int64(l.count))
         case (.list(let l), "hasAll", 1, .list(let o), _): return .bool(o.allSatisfy { l.contains($0) })
@@ -77,5 +77,28 @@ extension String {
     func trimmingSpaces() -> String {
         let scalars = unicodeScalars.drop { $0.properties.isWhitespace }.reversed().drop { $0.properties.isWhitespace }.reversed()
         return String(String.UnicodeScalarView(scalars))
+    }
+}
+
+extension RuleValue {
+    /// `s` cut at each occurrence of `sep`, both as code points (Swift's own `split` compares
+    /// grapheme clusters: "e\u{301}" would not contain "e", and would equal "\u{E9}").
+    static func split(_ s: String, by sep: String) -> [String] {
+        let a = Array(s.unicodeScalars), b = Array(sep.unicodeScalars)
+        var out: [String] = []
+        var piece = String.UnicodeScalarView()
+        var i = 0
+        while i < a.count {
+            if i + b.count <= a.count && a[i..<(i + b.count)].elementsEqual(b) {
+                out.append(String(piece))
+                piece = String.UnicodeScalarView()
+                i += b.count
+            } else {
+                piece.append(a[i])
+                i += 1
+            }
+        }
+        out.append(String(piece))
+        return out
     }
 }

@@ -47,5 +47,8 @@ final class RulesUnicodeTests: XCTestCase {
         XCTAssertEqual(try value("'\(b)'.matches('e.')"), .bool(true))
         XCTAssertEqual(try value("'\(b)'.matches('\(a)')"), .bool(false))
         XCTAssertEqual(try value("'\(b)'.split('').size()"), .int(2))
+        XCTAssertEqual(try value("'a\(b)b'.split('\(a)')"), .list([.string("a\(b)b")]), "no \\u{E9} in it")
+        XCTAssertEqual(try value("'x\(b)y'.split('e')"), .list([.string("x"), .string("\u{301}y")]))
+        XCTAssertEqual(try value("'a,b,,c'.split(',')"), .list([.string("a"), .string("b"), .string(""), .string("c")]))
     }
 }

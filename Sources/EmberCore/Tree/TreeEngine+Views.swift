@@ -104,7 +104,7 @@ extension TreeEngine {
         var keys: [String] = []
         for op in pendingOps {
             if op.path.isAncestorOrSelf(of: v.path) { v.initialize(local.value(at: v.path.segments)); return }
-            if op.path.count == v.path.count + 1 && v.path.isAncestor(of: op.path), let k = op.path.last, !keys.contains(k) { keys.append(k) }
+            if op.path.count == v.path.count + 1 && v.path.isAncestor(of: op.path), let k = op.path.last, !keys.contains(where: { equalUTF8($0, k) }) { keys.append(k) }
         }
         guard !keys.isEmpty else { return }
         let node = local.value(at: v.path.segments)
@@ -163,7 +163,8 @@ extension TreeEngine {
                 affected.append(Affected(view: v))
             }
             if let k = key {
-                if !affected[i].all && !affected[i].keys.contains(k) { affected[i].keys.append(k) }
+                // By bytes: "\u{E9}" and "e\u{301}" are two children, each with its events.
+                if !affected[i].all && !affected[i].keys.contains(where: { equalUTF8($0, k) }) { affected[i].keys.append(k) }
             } else {
                 affected[i].all = true
             }

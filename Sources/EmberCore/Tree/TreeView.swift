@@ -36,8 +36,11 @@ final class TreeView {
         self.id = TreeView.id(path, query)
     }
 
-    /// ASCII (see `asciiEscapedUTF8`): views of keys that differ only in bytes are two views.
-    static func id(_ path: TreePath, _ query: TreeQuery) -> String { asciiEscapedUTF8("\(path)|\(query)") }
+    /// One text per (path, query), ASCII (`asciiEscapedUTF8`): segments with their UTF-8 length,
+    /// then `TreeQuery.identity`, so two different views never share an id.
+    static func id(_ path: TreePath, _ query: TreeQuery) -> String {
+        asciiEscapedUTF8(path.segments.map { "\($0.utf8.count):\($0)" }.joined(separator: "/") + "|" + query.identity)
+    }
 
     // MARK: order helpers
 

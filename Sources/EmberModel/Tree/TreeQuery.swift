@@ -17,10 +17,19 @@ public struct TreeQuery: Hashable, Sendable, CustomStringConvertible {
         public let kind: BoundKind
         public let value: TreeValue
         public let key: String?
+        /// Keys equal by their bytes ("\u{E9}" and "e\u{301}" are two keys); values as the index
+        /// orders them (1 and 1.0 are one bound).
         public static func == (a: Bound, b: Bound) -> Bool {
-            a.kind == b.kind && a.key == b.key && a.value.indexRank == b.value.indexRank && TreeValue.compareIndexed(a.value, b.value) == 0
+            a.kind == b.kind && a.key.map { x in b.key.map { equalUTF8(x, $0) } ?? false } ?? (b.key == nil)
+                && a.value.indexRank == b.value.indexRank && TreeValue.compareIndexed(a.value, b.value) == 0
         }
-        public func hash(into h: inout Hasher) { h.combine(kind); h.combine(key); h.combine(value.description) }
+        /// Consistent with `==`: the kind, the key's bytes and the value's rank (not its text,
+        /// which differs for 1 and 1.0).
+        public func hash(into h: inout Hasher) {
+            h.combine(kind)
+            if var k = key { k.withUTF8 { h.combine(bytes: UnsafeRawBufferPointer($0)) } }
+            h.combine(value.indexRank)
+        }
     }
 
     public private(set) var orderBy: TreeIndex?
@@ -213,7 +222,36 @@ public struct TreeQuery: Hashable, Sendable, CustomStringConvertible {
         return true
     }
 
-    /// Identifies the query among a location's views ("default" for a plain location).
+    /// Text that differs for any two queries that differ: keys, path segments and string values
+    /// enter with their UTF-8 length, numbers by their bits (so 1 and 1.0 give two texts of one
+    /// query, which is harmless where it names a view). `TreeView.id` makes it ASCII.
+    public var identity: String {
+        if isDefault { return "default" }
+        func text(_ s: String) -> String { "\(s.utf8.count):\(s)" }
+        func value(_ v: TreeValue) -> String {
+            switch v {
+            case .null: return "n"
+            case .bool(let b): return b ? "t" : "f"
+            case .int(let i): return "i\(i)"
+            case .double(let d): return "d\(d.bitPattern)"
+            case .string(let s): return "s" + text(s)
+            case .object: return "o"
+            }
+        }
+        var s: String
+        switch index {
+        case .key: s = "i=key"
+        case .value: s = "i=value"
+        case .child(let p): s = "i=child(" + p.segments.map(text).joined(separator: "/") + ")"
+        }
+        func b(_ x: Bound) -> String { "\(x.kind):\(value(x.value))" + (x.key.map { ",k=" + text($0) } ?? "") }
+        if let st = start { s += ";s=\(b(st))" }
+        if let en = end { s += ";e=\(b(en))" }
+        if let l = limit { s += ";l=\(limitType == .first ? "f" : "l")\(l)" }
+        return s
+    }
+
+    /// The query for people ("default" for a plain location).
     public var description: String {
         if isDefault { return "default" }
         var s = "i=\(index)"

@@ -27,6 +27,25 @@ final class TreeUnicodeKeyTests: XCTestCase {
         XCTAssertNoThrow(try TreeLimits.validate([TreeWriteOp(path: pa, value: .int(1)), TreeWriteOp(path: pb, value: .int(2))]))
     }
 
+    func testQueriesDifferingOnlyInABoundsKeyAreTwo() throws {
+        let qa = try TreeQuery().orderBy(.value).start(.at, .null, key: a)
+        let qb = try TreeQuery().orderBy(.value).start(.at, .null, key: b)
+        XCTAssertNotEqual(qa, qb)
+        XCTAssertNotEqual(qa.identity, qb.identity)
+        XCTAssertEqual(Set([qa, qb]).count, 2)
+        // Equal bounds hash alike (1 and 1.0 are one bound).
+        let one = try TreeQuery().orderBy(.value).start(.at, .int(1), key: nil), oneDouble = try TreeQuery().orderBy(.value).start(.at, .double(1), key: nil)
+        XCTAssertEqual(one, oneDouble)
+        XCTAssertEqual(one.hashValue, oneDouble.hashValue)
+    }
+
+    /// A string value and a key that read alike in the query's text are two queries.
+    func testIdentityTellsValuesFromKeys() throws {
+        let x = try TreeQuery().orderBy(.value).start(.at, .string("x\",k=y"), key: nil)
+        let y = try TreeQuery().orderBy(.value).start(.at, .string("x"), key: "y\"")
+        XCTAssertNotEqual(x.identity, y.identity)
+    }
+
     func testTrieKeepsBothPaths() {
         let t = PathTrie<Int>()
         t[TreePath(unchecked: [a])] = 1

@@ -382,6 +382,23 @@ def test_keys_and_strings_differing_only_in_normalization_are_distinct(durable, 
         assert ev.wait(1) == [("V", "leaf", None, b)], "a change of bytes is a change"
         for ref, h in hs:
             ref.remove_observer(h)
+
+        # One update that adds both keys raises both child events; removing the observers of one
+        # query leaves those of the query whose bound key differs only so.
+        u2 = db.reference("u2")
+        hs = [(u2, u2.observe(EventType.CHILD_ADDED, ev.cb("A")))]
+        u2.update({a: 1, b: 2}).wait(5)
+        assert ev.wait(2) == [("A", b, None), ("A", a, b)]   # key order: e\u0301 < \u00e9
+        qa, qb = s.order_by_value().start_at(None, a), s.order_by_value().start_at(None, b)
+        qa.observe(EventType.VALUE, ev.cb("QA"))
+        qb.observe(EventType.VALUE, ev.cb("QB"))
+        ev.wait(2)
+        qa.remove_all_observers()
+        setv(s.child("z"), "zz")
+        assert [e[0] for e in ev.wait(1)] == ["QB"]
+        qb.remove_all_observers()
+        for ref, h in hs:
+            ref.remove_observer(h)
     finally:
         db.close()
     if durable:
