@@ -319,7 +319,7 @@ struct MPReader {
     /// come while strictly ascending. Callers' maps (C, Python) usually are not sorted: ASCII keys
     /// are sorted by their bytes where they lie in the input (no String compared); other keys by
     /// their UTF-8 strings. Errors are those of a dictionary built in input order: a repeated key
-    /// (canonically equivalent strings repeat, as dictionary keys) is reported after its value,
+    /// (the same UTF-8 bytes; canonically equivalent keys are two fields) is reported after its value,
     /// unless the keys were ascending; a bad value after an earlier repeated key reports the key.
     mutating func map(_ n: Int, _ depth: Int) throws -> Value {
         guard n <= (buf.count - i) / 2 else { throw error("map of \(n) entries is longer than the input") }
