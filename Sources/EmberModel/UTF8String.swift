@@ -48,6 +48,8 @@ public func asciiEscapedUTF8(_ s: String) -> String {
 /// the last one given (a protobuf map's rule for a key sent twice). Keys that differ only in
 /// their Unicode normalization are different keys.
 public func lastWinsByUTF8<V>(_ pairs: [(key: String, value: V)]) -> [(key: String, value: V)] {
+    // The usual case (Ember's own encoders write keys in this order): already strictly ascending.
+    if zip(pairs, pairs.dropFirst()).allSatisfy({ compareUTF8($0.key, $1.key) < 0 }) { return pairs }
     let order = pairs.indices.sorted { i, j in
         let c = compareUTF8(pairs[i].key, pairs[j].key)
         return c != 0 ? c < 0 : i < j

@@ -20,6 +20,16 @@ final class UTF8StringTests: XCTestCase {
         XCTAssertLessThan(UTF8String("e"), UTF8String(decomposed))
     }
 
+    func testLastWinsKeepsTheLastOfEachByteSequenceInByteOrder() {
+        let ascending = lastWinsByUTF8([(key: "a", value: 1), (key: decomposed, value: 2), (key: precomposed, value: 3)])
+        XCTAssertEqual(ascending.map { $0.value }, [1, 2, 3])
+        let mixed = lastWinsByUTF8([(key: precomposed, value: 1), (key: "a", value: 2), (key: decomposed, value: 3), (key: precomposed, value: 4), (key: "a", value: 5)])
+        XCTAssertEqual(mixed.map { Array($0.key.utf8) }, [[0x61], Array(decomposed.utf8), Array(precomposed.utf8)])
+        XCTAssertEqual(mixed.map { $0.value }, [5, 3, 4])
+        XCTAssertEqual(lastWinsByUTF8([(key: "x", value: 1), (key: "x", value: 2)]).map { $0.value }, [2])
+        XCTAssertTrue(lastWinsByUTF8([(key: String, value: Int)]()).isEmpty)
+    }
+
     func testSortedDistinctKeepsEachByteSequenceOnce() {
         let out = sortedDistinctUTF8([precomposed, "z", decomposed, precomposed, "e", decomposed])
         XCTAssertEqual(out.map { Array($0.utf8) }, [[0x65], [0x65, 0xCC, 0x81], [0x7A], [0xC3, 0xA9]])
