@@ -75,7 +75,7 @@ proto:
 	@printf '// swift-tools-version:6.0\nimport PackageDescription\nlet package = Package(name: "tools", dependencies: [.package(url: "https://github.com/apple/swift-protobuf", exact: "1.39.0"), .package(url: "https://github.com/grpc/grpc-swift-protobuf", exact: "2.4.1")], targets: [.target(name: "Tools")])\n' > $(PROTO_TOOLS)/Package.swift
 	@echo 'let unused = 0' > $(PROTO_TOOLS)/Sources/Tools/Tools.swift
 	cd $(PROTO_TOOLS) && $(SWIFT) build -c release --product protoc-gen-swift && $(SWIFT) build -c release --product protoc-gen-grpc-swift-2
-	rm -f Sources/EmberFirestoreProto/*.swift
+	rm -f Sources/EmberFirestoreProto/*.pb.swift Sources/EmberFirestoreProto/*.grpc.swift
 	cd proto && protoc -I. -I/usr/include \
 	  --plugin=protoc-gen-swift=$(abspath $(PROTO_TOOLS))/.build/release/protoc-gen-swift \
 	  --swift_out=../Sources/EmberFirestoreProto --swift_opt=Visibility=Public \

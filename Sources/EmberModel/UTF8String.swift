@@ -36,7 +36,9 @@ public func asciiEscapedUTF8(_ s: String) -> String {
     out.reserveCapacity(s.utf8.count + 16)
     for b in s.utf8 {
         if b >= 0x80 || b == UInt8(ascii: "%") {
-            out += [UInt8(ascii: "%"), hex[Int(b >> 4)], hex[Int(b & 0x0F)]]
+            out.append(UInt8(ascii: "%"))
+            out.append(hex[Int(b >> 4)])
+            out.append(hex[Int(b & 0x0F)])
         } else {
             out.append(b)
         }

@@ -90,12 +90,7 @@ struct RemoteCodec: Sendable {
     }
 
     func wireFields(_ m: MapValue) -> [Google_Firestore_V1_MapField] {
-        m.entries.map { e in
-            var f = Google_Firestore_V1_MapField()
-            f.key = e.key
-            f.value = wire(e.value)
-            return f
-        }
+        m.entries.map { .init(key: $0.key, value: wire($0.value)) }
     }
 
     func value(_ v: WireValue) throws -> Value {
@@ -117,7 +112,7 @@ struct RemoteCodec: Sendable {
 
     /// A wire map's fields (a key sent twice: the last, as protobuf maps; keys by UTF-8 bytes).
     func map(_ fields: [Google_Firestore_V1_MapField]) throws -> MapValue {
-        let entries = lastWinsByUTF8(fields.map { (key: $0.key, value: $0.value) })
+        let entries = lastWinsByUTF8(fields.pairs)
         return MapValue(sortedEntries: try entries.map { (key: $0.key, value: try value($0.value)) })
     }
 

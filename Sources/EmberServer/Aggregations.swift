@@ -27,12 +27,7 @@ struct Aggregations: Sendable {
     /// One result field per alias (aliases are distinct by their UTF-8 bytes: AggregationRules).
     func evaluate<C: Collection>(_ docs: C, codec: WireCodec) -> [Google_Firestore_V1_MapField] where C.Element == Document {
         var out: [Google_Firestore_V1_MapField] = []
-        func put(_ alias: String, _ v: Value) {
-            var f = Google_Firestore_V1_MapField()
-            f.key = alias
-            f.value = codec.wire(v)
-            out.append(f)
-        }
+        func put(_ alias: String, _ v: Value) { out.append(.init(key: alias, value: codec.wire(v))) }
         for (alias, kind) in items {
             switch kind {
             case .count(let upTo):

@@ -10,7 +10,7 @@ import EmberModel
 enum WireDataRules {
     /// Checks a written document's fields.
     static func check(fields: [Google_Firestore_V1_MapField]) throws {
-        for (k, v) in lastWinsByUTF8(fields.map { (key: $0.key, value: $0.value) }) {
+        for (k, v) in lastWinsByUTF8(fields.pairs) {
             if ResourcePath.isReserved(k) { throw EmberError.invalidArgument("field name \(k) is reserved") }
             try check(v, path: k, inArray: false, depth: 1)
         }
@@ -29,7 +29,7 @@ enum WireDataRules {
             if inArray { throw EmberError.invalidArgument("Cannot convert an array value in an array value.") }
             for e in a.values { try check(e, path: path, inArray: true, depth: depth + 1) }
         case .mapValue(let m)?:
-            let fields = lastWinsByUTF8(m.fields.map { (key: $0.key, value: $0.value) })
+            let fields = lastWinsByUTF8(m.fields.pairs)
             if let type = fields.first(where: { $0.key == "__type__" })?.value {
                 try checkTyped(fields, type: type, path: path)
                 return

@@ -49,7 +49,7 @@ struct WireCodec: Sendable {
 
     /// A wire map's fields (a key sent twice: the last, as protobuf maps; keys by UTF-8 bytes).
     func map(_ fields: [Google_Firestore_V1_MapField], depth: Int = 0) throws -> MapValue {
-        let entries = lastWinsByUTF8(fields.map { (key: $0.key, value: $0.value) })
+        let entries = lastWinsByUTF8(fields.pairs)
         return MapValue(sortedEntries: try entries.map { (key: $0.key, value: try value($0.value, depth: depth)) })
     }
 
@@ -82,12 +82,7 @@ struct WireCodec: Sendable {
     }
 
     func wireFields(_ m: MapValue) -> [Google_Firestore_V1_MapField] {
-        m.entries.map { e in
-            var f = Google_Firestore_V1_MapField()
-            f.key = e.key
-            f.value = wire(e.value)
-            return f
-        }
+        m.entries.map { .init(key: $0.key, value: wire($0.value)) }
     }
 
     /// The wire form of an existing document, optionally projected to `mask`'s fields.

@@ -27,10 +27,7 @@ final class RemoteWritesTests: XCTestCase {
         XCTAssertEqual(try codec.value(codec.wire(.map(data))), .map(data), "the client's reader")
         var twice = Google_Firestore_V1_MapValue()
         for (k, v) in [(a, 1), (b, 2), (a, 3)] as [(String, Int64)] {
-            var f = Google_Firestore_V1_MapField()
-            f.key = k
-            f.value = codec.wire(.int(v))
-            twice.fields.append(f)
+            twice.fields.append(.init(key: k, value: codec.wire(.int(v))))
         }
         var w = Google_Firestore_V1_Value()
         w.mapValue = twice

@@ -27,10 +27,7 @@ final class WatchAggregatorTests: XCTestCase {
     private func docChange(_ path: String, n: Int64, updated: Int64, in ids: [Int32], out removed: [Int32] = []) -> ListenResponse {
         var dc = Google_Firestore_V1_DocumentChange()
         dc.document.name = codec.name(of: key(path))
-        var field = Google_Firestore_V1_MapField()
-        field.key = "n"
-        field.value = codec.wire(.int(n))
-        dc.document.fields = [field]
+        dc.document.fields = [.init(key: "n", value: codec.wire(.int(n)))]
         dc.document.updateTime = RemoteCodec.timestamp(micros: updated)
         dc.document.createTime = RemoteCodec.timestamp(micros: updated)
         dc.targetIds = ids

@@ -115,12 +115,7 @@ extension Array where Element == Google_Firestore_V1_MapField {
         get { last { $0.key.utf8.elementsEqual(name.utf8) }?.value }
         set {
             removeAll { $0.key.utf8.elementsEqual(name.utf8) }
-            if let newValue {
-                var f = Google_Firestore_V1_MapField()
-                f.key = name
-                f.value = newValue
-                append(f)
-            }
+            if let newValue { append(.init(key: name, value: newValue)) }
         }
     }
 

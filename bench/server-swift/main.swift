@@ -25,10 +25,7 @@ func setDoc(_ fs: Client, _ path: String, _ v: Int64) async throws {
     w.update.name = root + "/" + path
     var value = Google_Firestore_V1_Value()
     value.integerValue = v
-    var field = Google_Firestore_V1_MapField()
-    field.key = "v"
-    field.value = value
-    w.update.fields = [field]
+    w.update.fields = [.init(key: "v", value: value)]
     var req = Google_Firestore_V1_CommitRequest()
     req.database = database
     req.writes = [w]

@@ -27,7 +27,7 @@ public struct TreeQuery: Hashable, Sendable, CustomStringConvertible {
         /// which differs for 1 and 1.0).
         public func hash(into h: inout Hasher) {
             h.combine(kind)
-            if var k = key { k.withUTF8 { h.combine(bytes: UnsafeRawBufferPointer($0)) } }
+            h.combine(key.map { UTF8String($0) })
             h.combine(value.indexRank)
         }
     }
