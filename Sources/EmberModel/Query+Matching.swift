@@ -122,8 +122,8 @@ extension Query {
     /// `%XX`), so that Swift's `String ==`, which merges canonically equivalent text ("\u{E9}" and
     /// "e\u{301}"), compares it byte for byte wherever it is a key.
     public var canonicalId: String {
-        func path(_ p: ResourcePath) -> String { p.segments.map { "\($0.utf8.count):\($0)" }.joined(separator: "/") }
-        var s = collectionGroup.map { "cg:\(path(self.path))/\($0.utf8.count):\($0)" } ?? path(self.path)
+        func path(_ p: ResourcePath) -> String { p.segments.map(lengthPrefixedUTF8).joined(separator: "/") }
+        var s = collectionGroup.map { "cg:\(path(self.path))/" + lengthPrefixedUTF8($0) } ?? path(self.path)
         s += "|f:" + filters.map(Query.canonical).joined(separator: ",")
         s += "|ob:" + explicitOrderBy.map { "\(Query.canonical($0.field))\($0.descending ? "-" : "+")" }.joined(separator: ",")
         if let l = limit { s += "|l:\(limitType == .first ? "f" : "l")\(l)" }
@@ -132,7 +132,7 @@ extension Query {
         return asciiEscapedUTF8(s)
     }
 
-    static func canonical(_ field: FieldPath) -> String { "\(field.canonical.utf8.count):\(field.canonical)" }
+    static func canonical(_ field: FieldPath) -> String { lengthPrefixedUTF8(field.canonical) }
 
     static func canonical(_ f: Filter) -> String {
         switch f {
@@ -151,12 +151,12 @@ extension Value {
         case .int(let i): return "i\(i)"
         case .double(let d): return "d\(d.bitPattern)"
         case .timestamp(let t): return "t\(t.micros)"
-        case .string(let s): return "s\(s.utf8.count):\(s)"
+        case .string(let s): return "s" + lengthPrefixedUTF8(s)
         case .bytes(let b): return "b" + b.map { String($0, radix: 16) }.joined(separator: ".")
-        case .reference(let k): return "r\(k.path.canonical.utf8.count):\(k.path.canonical)"
+        case .reference(let k): return "r" + lengthPrefixedUTF8(k.path.canonical)
         case .geoPoint(let g): return "g\(g.latitude),\(g.longitude)"
         case .array(let a): return "[" + a.map { $0.canonicalString }.joined(separator: ",") + "]"
-        case .map(let m): return "{" + m.entries.map { "\($0.key.utf8.count):\($0.key)=\($0.value.canonicalString)" }.joined(separator: ",") + "}"
+        case .map(let m): return "{" + m.entries.map { lengthPrefixedUTF8($0.key) + "=" + $0.value.canonicalString }.joined(separator: ",") + "}"
         }
     }
 }

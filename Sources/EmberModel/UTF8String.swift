@@ -26,6 +26,10 @@ public func sortedDistinctUTF8<S: Sequence>(_ strings: S) -> [String] where S.El
     return out
 }
 
+/// `s` after its UTF-8 length and a colon ("3:abc"): text that cannot run into what follows it
+/// when identities are built by joining several of them.
+public func lengthPrefixedUTF8(_ s: String) -> String { "\(s.utf8.count):\(s)" }
+
 /// `s` with every byte from 0x80, and `%`, written as `%XX` (uppercase hex): ASCII text, equal to
 /// another such text, as Swift Strings too, exactly when the originals have the same bytes. For
 /// identities built from user text and used as String keys.

@@ -149,7 +149,7 @@ struct WireFilterAtom: Sendable {
     /// ASCII (`asciiEscapedUTF8`), the field with its length: equal only for the same field bytes,
     /// operator and operand, also as a Swift String key ("\u{E9}" and "e\u{301}" are two fields).
     static func identity(_ field: FieldPath, _ op: Op, _ operand: String) -> String {
-        asciiEscapedUTF8("\(field.canonical.utf8.count):\(field.canonical)|\(op.rawValue)|\(operand)")
+        asciiEscapedUTF8(lengthPrefixedUTF8(field.canonical) + "|\(op.rawValue)|\(operand)")
     }
 
     var fieldFilter: FieldFilter {
@@ -173,7 +173,7 @@ struct WireFilterAtom: Sendable {
         switch v {
         case .double(let d) where d.isNaN: return "dNaN"
         case .array(let a): return "[" + a.map(exactKey).joined(separator: ",") + "]"
-        case .map(let m): return "{" + m.entries.map { "\($0.key.utf8.count):\($0.key)=\(exactKey($0.value))" }.joined(separator: ",") + "}"
+        case .map(let m): return "{" + m.entries.map { lengthPrefixedUTF8($0.key) + "=" + exactKey($0.value) }.joined(separator: ",") + "}"
         default: return v.canonicalString
         }
     }

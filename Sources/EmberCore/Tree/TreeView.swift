@@ -39,7 +39,7 @@ final class TreeView {
     /// One text per (path, query), ASCII (`asciiEscapedUTF8`): segments with their UTF-8 length,
     /// then `TreeQuery.identity`, so two different views never share an id.
     static func id(_ path: TreePath, _ query: TreeQuery) -> String {
-        asciiEscapedUTF8(path.segments.map { "\($0.utf8.count):\($0)" }.joined(separator: "/") + "|" + query.identity)
+        asciiEscapedUTF8(path.segments.map(lengthPrefixedUTF8).joined(separator: "/") + "|" + query.identity)
     }
 
     // MARK: order helpers

@@ -227,14 +227,13 @@ public struct TreeQuery: Hashable, Sendable, CustomStringConvertible {
     /// query, which is harmless where it names a view). `TreeView.id` makes it ASCII.
     public var identity: String {
         if isDefault { return "default" }
-        func text(_ s: String) -> String { "\(s.utf8.count):\(s)" }
         func value(_ v: TreeValue) -> String {
             switch v {
             case .null: return "n"
             case .bool(let b): return b ? "t" : "f"
             case .int(let i): return "i\(i)"
             case .double(let d): return "d\(d.bitPattern)"
-            case .string(let s): return "s" + text(s)
+            case .string(let s): return "s" + lengthPrefixedUTF8(s)
             case .object: return "o"
             }
         }
@@ -242,9 +241,9 @@ public struct TreeQuery: Hashable, Sendable, CustomStringConvertible {
         switch index {
         case .key: s = "i=key"
         case .value: s = "i=value"
-        case .child(let p): s = "i=child(" + p.segments.map(text).joined(separator: "/") + ")"
+        case .child(let p): s = "i=child(" + p.segments.map(lengthPrefixedUTF8).joined(separator: "/") + ")"
         }
-        func b(_ x: Bound) -> String { "\(x.kind):\(value(x.value))" + (x.key.map { ",k=" + text($0) } ?? "") }
+        func b(_ x: Bound) -> String { "\(x.kind):\(value(x.value))" + (x.key.map { ",k=" + lengthPrefixedUTF8($0) } ?? "") }
         if let st = start { s += ";s=\(b(st))" }
         if let en = end { s += ";e=\(b(en))" }
         if let l = limit { s += ";l=\(limitType == .first ? "f" : "l")\(l)" }
