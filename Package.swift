@@ -44,7 +44,9 @@ let package = Package(
         .systemLibrary(name: "CSQLite", providers: [.apt(["libsqlite3-dev"])]),
         .target(name: "EmberStorage", dependencies: ["EmberModel", "CSQLite"], swiftSettings: swift5),
         .target(name: "EmberBackend", dependencies: ["EmberModel", "EmberStorage"], swiftSettings: swift5),
-        .target(name: "EmberCore", dependencies: ["EmberModel", "EmberStorage", "EmberBackend"], swiftSettings: swift5),
+        // Two scheduler calls the event thread needs (CPU placement) that Swift's Glibc lacks.
+        .target(name: "CEmberThreads"),
+        .target(name: "EmberCore", dependencies: ["EmberModel", "EmberStorage", "EmberBackend", "CEmberThreads"], swiftSettings: swift5),
         // With the server's targets, Ember and EmberC also open clients of a server
         // (`FirestoreSettings.host`, `ember_settings.host`) through EmberRemote; the core-only build
         // refuses a host (`#if canImport(EmberRemote)`).
@@ -62,7 +64,7 @@ let package = Package(
         .testTarget(name: "EmberModelTests", dependencies: ["EmberModel"], swiftSettings: swift5),
         .testTarget(name: "EmberStorageTests", dependencies: ["EmberStorage", "EmberCore"], swiftSettings: swift5),
         .testTarget(name: "EmberBackendTests", dependencies: ["EmberBackend"], swiftSettings: swift5),
-        .testTarget(name: "EmberCoreTests", dependencies: ["EmberCore"], swiftSettings: swift5),
+        .testTarget(name: "EmberCoreTests", dependencies: ["EmberCore", "CEmberThreads"], swiftSettings: swift5),
         .testTarget(name: "EmberTests", dependencies: ["Ember"], swiftSettings: swift5),
         // Resources/ (the differential rules and cases) is read through #filePath, not bundled.
         .testTarget(name: "EmberRulesTests", dependencies: ["EmberRules", "EmberModel"], exclude: ["Resources"]),

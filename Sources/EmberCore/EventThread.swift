@@ -1,4 +1,5 @@
 import Synchronization
+import CEmberThreads
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -11,6 +12,19 @@ import Glibc
 /// and 200 µs, so a writer that writes again once its previous write is stored (a durable write
 /// takes 50-100 µs) still finds the thread awake; after a longer gap it is 30 µs again.
 ///
+/// A writer that raises its local events and then stores the batch in the file (15-30 µs) posts
+/// with `posterStaysBusy`. Linux places a woken thread near its waker (the event thread near the
+/// writer that woke it, a Python writer waiting for the GIL near the callback that released it),
+/// and an event thread on the busy writer's CPU runs only once the writer stops: the event is
+/// late by the commit, and the spin, taking that CPU from the writer, lengthens the gap to the
+/// next post until the thread parks and is woken onto the same CPU again. Measured (durable query
+/// listener, Python, 2 CPUs): a fifth of the events 20 µs late, in bursts of hundreds, while the
+/// other CPU stood idle. So such a post first moves a thread that last spun on the poster's CPU
+/// to another CPU it may run on (`ember_move_off_cpu`: three system calls, the thread's affinity
+/// left as it was). Other posts do not: a poster that blocks soon after (an in-memory write, whose
+/// caller then waits for its callback) hands its CPU over sooner than an idle CPU wakes up in a
+/// VM, and moving there made the in-memory tails longer.
+///
 ///     let events = EventThread(name: "ember.events")
 ///     events.post { print("runs on the event thread") }
 public final class EventThread: @unchecked Sendable {
@@ -20,6 +34,11 @@ public final class EventThread: @unchecked Sendable {
     private var sleeping = false
     private var stopping = false
     private let posted = Atomic<Int>(0)
+    /// The CPU the thread last spun on (where it parks and, by default, wakes), -1 before that.
+    private let spinCPU = Atomic<Int32>(-1)
+    /// The thread's kernel id, for moving it (0 until it runs).
+    private let threadId = Atomic<Int32>(0)
+    private let moves = Atomic<Int>(0)
     private var thread: pthread_t?
     private let idleDone = Lock()
     /// The spin (ns) before parking after a gap it did not cover, and the longest. (Timed, not a
@@ -54,9 +73,12 @@ public final class EventThread: @unchecked Sendable {
     }
 
     /// Queues `work` to run on the event thread after everything posted before it. Returns false
-    /// (and drops `work`) once the thread is stopping.
+    /// (and drops `work`) once the thread is stopping. `posterStaysBusy`: the caller goes on
+    /// working right after this post (a durable write storing its batch), so the event thread
+    /// should not run on the caller's CPU (see the type's comment).
     @discardableResult
-    public func post(_ work: @escaping () -> Void) -> Bool {
+    public func post(posterStaysBusy: Bool = false, _ work: @escaping () -> Void) -> Bool {
+        if posterStaysBusy { moveOffPosterCPU() }
         lock.lock()
         if stopping { lock.unlock(); return false }
         items.append(work)
@@ -65,6 +87,19 @@ public final class EventThread: @unchecked Sendable {
         lock.unlock()
         if wake { pthread_cond_signal(cond) }
         return true
+    }
+
+    /// How many times a `posterStaysBusy` post found the thread on the poster's CPU and moved it.
+    public var movesOffPosterCPU: Int { moves.load(ordering: .relaxed) }
+
+    /// When the thread last spun on the calling thread's CPU (so it is parked there, or waits
+    /// there for the caller to yield it), moves it to another CPU it may run on.
+    @inline(__always)
+    private func moveOffPosterCPU() {
+        let spinning = spinCPU.load(ordering: .relaxed)
+        guard spinning >= 0, ember_current_cpu() == spinning else { return }
+        let tid = threadId.load(ordering: .relaxed)
+        if tid > 0 && ember_move_off_cpu(tid, spinning) != 0 { moves.add(1, ordering: .relaxed) }
     }
 
     /// True when called from the event thread itself (that is, from inside a callback).
@@ -106,6 +141,7 @@ public final class EventThread: @unchecked Sendable {
     }
 
     private func run() {
+        threadId.store(ember_thread_id(), ordering: .relaxed)
         var seen = 0
         var spin = EventThread.baseSpinNanos
         while true {
@@ -114,6 +150,7 @@ public final class EventThread: @unchecked Sendable {
                 if stopping { lock.unlock(); return }
                 lock.unlock()
                 var polls = 0
+                spinCPU.store(ember_current_cpu(), ordering: .relaxed)
                 let idleSince = EventThread.monotonicNanos()
                 let spinUntil = idleSince &+ spin
                 while posted.load(ordering: .acquiring) == seen {

@@ -121,7 +121,7 @@ final class SyncEngine: BackendClient {
             return batch.batchId
         }
         refresh(local.applyPending(batch))
-        emit()
+        emit(posterStaysBusy: local.persistence.isDurable)
         switch link.commitNow(batch) {
         case .acknowledged(let ack):
             if let c = completion { writeCallbacks[batch.batchId] = c }
@@ -330,7 +330,8 @@ final class SyncEngine: BackendClient {
     }
 
     /// Takes a snapshot of every dirty target and raises the events its listeners should see.
-    private func emit() {
+    /// `posterStaysBusy`: the caller stores a batch in the file next (`EventThread.post`).
+    private func emit(posterStaysBusy: Bool = false) {
         guard !dirty.isEmpty else { return }
         let ts = dirty
         dirty.removeAll(keepingCapacity: true)
@@ -345,15 +346,15 @@ final class SyncEngine: BackendClient {
             t.lastSnapshot = snap
             for l in t.listeners {
                 replaced.append(l.lastSnapshot)
-                if let ev = l.onViewSnapshot(snap) { raise(l, ev) }
+                if let ev = l.onViewSnapshot(snap) { raise(l, ev, posterStaysBusy: posterStaysBusy) }
             }
         }
         withExtendedLifetime(replaced) {}
     }
 
-    private func raise(_ l: QueryListener, _ snap: ViewSnapshot) {
+    private func raise(_ l: QueryListener, _ snap: ViewSnapshot, posterStaysBusy: Bool) {
         let token = l.token, cb = l.callback
-        events.post { token.deliver { cb(.snapshot(snap)) } }
+        events.post(posterStaysBusy: posterStaysBusy) { token.deliver { cb(.snapshot(snap)) } }
     }
 
     // MARK: listening
@@ -393,7 +394,7 @@ final class SyncEngine: BackendClient {
             emit()
             if target.listensToBackend && networkEnabled { startBackendListen(target) }
         } else if let snap = target.lastSnapshot, let ev = listener.onViewSnapshot(snap) {
-            raise(listener, ev)
+            raise(listener, ev, posterStaysBusy: false)
         }
         return id
     }
@@ -451,7 +452,7 @@ final class SyncEngine: BackendClient {
         onlineState = s
         for t in targets.values {
             for l in t.listeners {
-                if let ev = l.onOnlineStateChange(s) { raise(l, ev) }
+                if let ev = l.onOnlineStateChange(s) { raise(l, ev, posterStaysBusy: false) }
             }
         }
     }
