@@ -4,15 +4,27 @@ import XCTest
 
 final class EventThreadTests: XCTestCase {
 
-    func testSpinFollowsTheGapBetweenEvents() {
+    func testSpinFollowsTheStreamsLongestRecentGap() {
         let base = EventThread.baseSpinNanos, most = EventThread.maxSpinNanos
-        XCTAssertEqual(EventThread.nextSpin(afterGap: 0), base)              // back to back
-        XCTAssertEqual(EventThread.nextSpin(afterGap: 10_000), base)         // covered by the base spin
-        XCTAssertEqual(EventThread.nextSpin(afterGap: 60_000), 120_000)      // a stream every ~60 µs
-        XCTAssertEqual(EventThread.nextSpin(afterGap: most / 2 + 1), most)   // capped
-        XCTAssertEqual(EventThread.nextSpin(afterGap: most), most)
-        XCTAssertEqual(EventThread.nextSpin(afterGap: most + 1), base)       // no stream: the base again
-        XCTAssertEqual(EventThread.nextSpin(afterGap: 5_000_000_000), base)
+        XCTAssertEqual(EventThread.spin(forLevel: 0), base)                 // back to back
+        XCTAssertEqual(EventThread.spin(forLevel: 10_000), base)            // covered by the base spin
+        XCTAssertEqual(EventThread.spin(forLevel: 60_000), 120_000)         // a stream every ~60 µs
+        XCTAssertEqual(EventThread.spin(forLevel: most / 2 + 1), most)      // capped
+        XCTAssertEqual(EventThread.spin(forLevel: most), most)
+        // A longer gap raises the level at once; shorter ones lower it by 1/256 each.
+        var level = EventThread.nextLevel(0, afterGap: 25_000)
+        XCTAssertEqual(level, 25_000)
+        level = EventThread.nextLevel(level, afterGap: 150_000)             // one slower write
+        XCTAssertEqual(level, 150_000)
+        for _ in 0..<20 { level = EventThread.nextLevel(level, afterGap: 25_000) }
+        XCTAssertGreaterThan(level, 135_000)                                // still remembered
+        XCTAssertEqual(EventThread.spin(forLevel: level), most)             // so the next slow one is caught
+        for _ in 0..<2_000 { level = EventThread.nextLevel(level, afterGap: 25_000) }
+        XCTAssertEqual(level, 25_000)                                       // forgotten in the end
+        // Gaps past the longest spin (no stream) halve it: a few isolated events, and it is the base.
+        level = 150_000
+        for _ in 0..<4 { level = EventThread.nextLevel(level, afterGap: 5_000_000_000) }
+        XCTAssertEqual(EventThread.spin(forLevel: level), base)
     }
 
     func testWorkPostedAfterPausesOfEveryLengthRuns() {
