@@ -151,7 +151,7 @@ public final class EventThread: @unchecked Sendable {
     private func run() {
         threadId.store(ember_thread_id(), ordering: .relaxed)
         var seen = 0
-        var spin = EventThread.baseSpinNanos, level: Int64 = 0
+        var level: Int64 = 0   // the stream's; the spin is `spin(forLevel:)`
         while true {
             lock.lock()
             if items.isEmpty {
@@ -160,7 +160,7 @@ public final class EventThread: @unchecked Sendable {
                 var polls = 0
                 spinCPU.store(ember_current_cpu(), ordering: .relaxed)
                 let idleSince = EventThread.monotonicNanos()
-                let spinUntil = idleSince &+ spin
+                let spinUntil = idleSince &+ EventThread.spin(forLevel: level)
                 while posted.load(ordering: .acquiring) == seen {
                     polls &+= 1
                     if polls & 63 == 0 && EventThread.monotonicNanos() >= spinUntil { break }
@@ -172,7 +172,6 @@ public final class EventThread: @unchecked Sendable {
                     sleeping = false
                 }
                 level = EventThread.nextLevel(level, afterGap: EventThread.monotonicNanos() &- idleSince)
-                spin = EventThread.spin(forLevel: level)
             }
             let batch = items
             items.removeAll(keepingCapacity: true)

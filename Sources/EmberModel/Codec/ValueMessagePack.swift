@@ -210,14 +210,46 @@ struct MPReader {
     }
 
     /// A map key's UTF-8 bytes (not validated: only compared).
+    @inline(__always)
     mutating func keyBytes() throws -> UnsafeBufferPointer<UInt8> {
         let b = try byte()
+        switch b {
+        case 0xA0...0xBF, 0xD9...0xDB: return try stringBytes(after: b)
+        default: throw error("map keys must be strings")
+        }
+    }
+
+    /// A string's UTF-8 bytes (not validated) after its type byte `b`: a fixstr or str 8/16/32.
+    @inline(__always)
+    mutating func stringBytes(after b: UInt8) throws -> UnsafeBufferPointer<UInt8> {
         switch b {
         case 0xA0...0xBF: return try take(Int(b & 0x1F))
         case 0xD9: return try take(Int(try uint(1)))
         case 0xDA: return try take(Int(try uint(2)))
         case 0xDB: return try take(Int(try uint(4)))
-        default: throw error("map keys must be strings")
+        default: throw error("not a string")
+        }
+    }
+
+    /// An integer after its type byte `b`: a positive or negative fixint, uint 8-64 or int 8-64.
+    /// A uint64 past Int64.max is an error (Firestore's integers are 64-bit signed).
+    @inline(__always)
+    mutating func integer(after b: UInt8) throws -> Int64 {
+        switch b {
+        case 0x00...0x7F: return Int64(b)
+        case 0xE0...0xFF: return Int64(Int8(bitPattern: b))
+        case 0xCC: return Int64(try uint(1))
+        case 0xCD: return Int64(try uint(2))
+        case 0xCE: return Int64(try uint(4))
+        case 0xCF:
+            let u = try uint(8)
+            guard u <= UInt64(Int64.max) else { throw error("uint64 \(u) does not fit in an int64") }
+            return Int64(u)
+        case 0xD0: return Int64(Int8(truncatingIfNeeded: try uint(1)))
+        case 0xD1: return Int64(Int16(truncatingIfNeeded: try uint(2)))
+        case 0xD2: return Int64(Int32(truncatingIfNeeded: try uint(4)))
+        case 0xD3: return Int64(bitPattern: try uint(8))
+        default: throw error("not an integer")
         }
     }
 
@@ -263,8 +295,7 @@ struct MPReader {
         if depth > ValueMessagePack.maxDecodeDepth { throw error("nested more than \(ValueMessagePack.maxDecodeDepth) levels") }
         let b = try byte()
         switch b {
-        case 0x00...0x7F: return .int(Int64(b))
-        case 0xE0...0xFF: return .int(Int64(Int8(bitPattern: b)))
+        case 0x00...0x7F, 0xCC...0xD3, 0xE0...0xFF: return .int(try integer(after: b))
         case 0x80...0x8F: return try map(Int(b & 0x0F), depth)
         case 0x90...0x9F: return try array(Int(b & 0x0F), depth)
         case 0xA0...0xBF: return .string(try str(Int(b & 0x1F)))
@@ -279,17 +310,6 @@ struct MPReader {
         case 0xC9: return try ext(Int(try uint(4)))
         case 0xCA: return .double(Double(Float(bitPattern: UInt32(try uint(4)))))
         case 0xCB: return .double(Double(bitPattern: try uint(8)))
-        case 0xCC: return .int(Int64(try uint(1)))
-        case 0xCD: return .int(Int64(try uint(2)))
-        case 0xCE: return .int(Int64(try uint(4)))
-        case 0xCF:
-            let u = try uint(8)
-            guard u <= UInt64(Int64.max) else { throw error("uint64 \(u) does not fit in an int64") }
-            return .int(Int64(u))
-        case 0xD0: return .int(Int64(Int8(truncatingIfNeeded: try uint(1))))
-        case 0xD1: return .int(Int64(Int16(truncatingIfNeeded: try uint(2))))
-        case 0xD2: return .int(Int64(Int32(truncatingIfNeeded: try uint(4))))
-        case 0xD3: return .int(Int64(bitPattern: try uint(8)))
         case 0xD4: return try ext(1)
         case 0xD5: return try ext(2)
         case 0xD6: return try ext(4)
