@@ -40,7 +40,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
     ],
     targets: [
-        .target(name: "EmberModel", swiftSettings: swift5),
+        // A prefetch hint for passes over many children (header-only C: Swift has no prefetch).
+        .target(name: "CEmberMemory"),
+        .target(name: "EmberModel", dependencies: ["CEmberMemory"], swiftSettings: swift5),
         .systemLibrary(name: "CSQLite", providers: [.apt(["libsqlite3-dev"])]),
         .target(name: "EmberStorage", dependencies: ["EmberModel", "CSQLite"], swiftSettings: swift5),
         .target(name: "EmberBackend", dependencies: ["EmberModel", "EmberStorage"], swiftSettings: swift5),

@@ -11,6 +11,20 @@ public struct UTF8String: Hashable, Comparable, Sendable, ExpressibleByStringLit
     public var description: String { s }
     public static func == (a: UTF8String, b: UTF8String) -> Bool { equalUTF8(a.s, b.s) }
     public static func < (a: UTF8String, b: UTF8String) -> Bool { compareUTF8(a.s, b.s) < 0 }
+    /// Whether `a` and `b` are the same 16 bytes: the same small string inline, or the same
+    /// storage with the same length and flags. Then they have the same bytes; when not, they may
+    /// still have (`==` decides). A quick test before `==`, never a reason to say "different".
+    @inline(__always)
+    public static func identical(_ a: UTF8String, _ b: UTF8String) -> Bool {
+        guard MemoryLayout<String>.size == 16 else { return false }
+        let x = unsafeBitCast(a.s, to: (UInt64, UInt64).self), y = unsafeBitCast(b.s, to: (UInt64, UInt64).self)
+        return x.0 == y.0 && x.1 == y.1
+    }
+    /// Whether `a` and `b` start with the same UTF-8 byte (both empty counts as the same): a
+    /// quick test before `==` that rules most different keys out without comparing them whole.
+    @inline(__always)
+    public static func sameFirstByte(_ a: UTF8String, _ b: UTF8String) -> Bool { a.s.utf8.first == b.s.utf8.first }
+
     public func hash(into h: inout Hasher) {
         var s = s
         s.withUTF8 { h.combine(bytes: UnsafeRawBufferPointer($0)) }

@@ -13,6 +13,24 @@ final class UTF8StringTests: XCTestCase {
         XCTAssertEqual(UTF8String("abc"), UTF8String(String(Substring("xabc").dropFirst())))
     }
 
+    func testIdenticalAndSameFirstByteOnlyShortCutEquality() {
+        // The same 16 bytes: the same small string, or the same storage.
+        let long = String(repeating: "k", count: 40)
+        XCTAssertTrue(UTF8String.identical(UTF8String("score"), UTF8String("score")))
+        XCTAssertTrue(UTF8String.identical(UTF8String(long), UTF8String(long)))
+        XCTAssertFalse(UTF8String.identical(UTF8String("score"), UTF8String("scorf")))
+        XCTAssertFalse(UTF8String.identical(UTF8String(precomposed), UTF8String(decomposed)))
+        // The same bytes in two storages are not identical, and still equal (`==` decides).
+        let other = String(decoding: Array(long.utf8), as: UTF8.self)
+        XCTAssertFalse(UTF8String.identical(UTF8String(long), UTF8String(other)), "two storages")
+        XCTAssertEqual(UTF8String(long), UTF8String(other))
+        XCTAssertTrue(UTF8String.sameFirstByte(UTF8String("score"), UTF8String("scorf")))
+        XCTAssertFalse(UTF8String.sameFirstByte(UTF8String("score"), UTF8String("title")))
+        XCTAssertFalse(UTF8String.sameFirstByte(UTF8String(precomposed), UTF8String(decomposed)))
+        XCTAssertTrue(UTF8String.sameFirstByte(UTF8String(""), UTF8String("")))
+        XCTAssertFalse(UTF8String.sameFirstByte(UTF8String(""), UTF8String("a")))
+    }
+
     func testOrderIsByteOrder() {
         // 0x65 0xCC 0x81 before 0xC3 0xA9; "z" (0x7A) between them; a prefix first.
         XCTAssertLessThan(UTF8String(decomposed), UTF8String("z"))

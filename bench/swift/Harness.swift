@@ -33,9 +33,10 @@ final class Probe: @unchecked Sendable {
         seen.store(seq, ordering: .releasing)
     }
 
-    /// Waits (at most `seconds`) for the callback to see `seq`; returns its time, or nil.
-    func waitFor(_ seq: Int, seconds: Double = 5) -> Int64? {
-        guard waitUntil(seconds: seconds, { seen.load(ordering: .acquiring) == seq }) else { return nil }
+    /// Waits (at most `seconds`, `sleeping` or yielding: see `waitUntil`) for the callback to
+    /// see `seq`; returns its time, or nil.
+    func waitFor(_ seq: Int, seconds: Double = 5, sleeping: Bool = false) -> Int64? {
+        guard waitUntil(seconds: seconds, sleeping: sleeping, { seen.load(ordering: .acquiring) == seq }) else { return nil }
         return at.load(ordering: .relaxed)
     }
 }

@@ -110,8 +110,8 @@ func measureWindow(_ cfg: TreeConfig) throws -> WindowResult {
             let n = addedCount.add(1, ordering: .relaxed).newValue
             added.note(n)
         }
-        guard let t1 = first.waitFor(cfg.windowLimit, seconds: 30) else { throw BenchFailure(description: "window's first value missing") }
-        guard let t2 = added.waitFor(cfg.windowLimit, seconds: 30) else { throw BenchFailure(description: "window's childAdded events missing") }
+        guard let t1 = first.waitFor(cfg.windowLimit, seconds: 30, sleeping: true) else { throw BenchFailure(description: "window's first value missing") }
+        guard let t2 = added.waitFor(cfg.windowLimit, seconds: 30, sleeping: true) else { throw BenchFailure(description: "window's childAdded events missing") }
         result.firstMs.append(Double(t1 - t0) / 1e6)
         result.firstChildAddedMs.append(Double(t2 - t0) / 1e6)
         token.remove(); addToken.remove()

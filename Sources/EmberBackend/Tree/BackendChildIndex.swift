@@ -13,20 +13,22 @@ import EmberStorage
 final class BackendChildIndex {
     let index: TreeIndex
     private var children: OrderedChildren
-    private var sortValues: [UTF8String: TreeValue] = [:]   // keys by bytes, as the tree's
+    private var sortValues: [UTF8String: TreeValue]   // keys by bytes, as the tree's
 
     init(index: TreeIndex, node: TreeValue) {
         self.index = index
         var entries: [ChildEntry] = []
+        var values: [UTF8String: TreeValue] = [:]
         if case .object(let o) = node {
             entries.reserveCapacity(o.count)
-            sortValues.reserveCapacity(o.count)
-            for (k, v) in o.children {
-                let sv = index.sortValue(of: v)
-                entries.append(ChildEntry(key: k.s, sortValue: sv))
-                sortValues[k] = sv
+            values.reserveCapacity(o.count)
+            let keys = o.children.keys
+            index.forEachSortValue(in: o) { i, sv in
+                entries.append(ChildEntry(key: keys[i].s, sortValue: sv))
+                values[keys[i]] = sv
             }
         }
+        sortValues = values
         children = OrderedChildren(sorted: BackendChildIndex.sort(entries))
     }
 

@@ -80,4 +80,26 @@ final class TreeValueTests: XCTestCase {
         XCTAssertThrowsError(try TreeLimits.validate(ops))
         XCTAssertNoThrow(try TreeLimits.validate([ops[1], TreeWriteOp(path: try TreePath(parsing: "a/c"), value: .int(1))]))
     }
+
+    func testChildMatchingFindsTheChildWithTheSameBytes() {
+        let long = String(repeating: "x", count: 30)
+        let small = TreeObject(["score": .int(1), "title": .string("t"), "\u{E9}": .int(2), long: .int(3)])
+        XCTAssertEqual(small.child(matching: UTF8String("score")), .int(1))
+        XCTAssertEqual(small.child(matching: UTF8String("title")), .string("t"))
+        XCTAssertEqual(small.child(matching: UTF8String("\u{E9}")), .int(2))
+        XCTAssertTrue(small.child(matching: UTF8String("e\u{301}")).isNull, "canonically equivalent, other bytes")
+        XCTAssertTrue(small.child(matching: UTF8String("scorf")).isNull)
+        XCTAssertTrue(small.child(matching: UTF8String("")).isNull)
+        // A long key from another storage: not identical, found by its bytes.
+        XCTAssertEqual(small.child(matching: UTF8String(String(decoding: Array(long.utf8), as: UTF8.self))), .int(3))
+        // More than 8 children: the hash lookup, with the same answers.
+        var d: [String: TreeValue] = ["score": .int(1), "\u{E9}": .int(2)]
+        for i in 0..<12 { d["f\(i)"] = .int(Int64(i)) }
+        let large = TreeObject(d)
+        XCTAssertEqual(large.child(matching: UTF8String("score")), .int(1))
+        XCTAssertEqual(large.child(matching: UTF8String("\u{E9}")), .int(2))
+        XCTAssertTrue(large.child(matching: UTF8String("e\u{301}")).isNull)
+        XCTAssertEqual(large.child(matching: UTF8String("f11")), .int(11))
+        XCTAssertTrue(TreeObject().child(matching: UTF8String("score")).isNull)
+    }
 }
