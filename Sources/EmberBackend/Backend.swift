@@ -63,6 +63,7 @@ public final class Backend: @unchecked Sendable {
             appliedBatch = persistence.metadata(PersistenceKey.backendAppliedBatch) ?? 0
         }
         self.tree = BackendTree(persistence: persistence)
+        tree.runOnQueue = { [queue] in queue.async(execute: $0) }
     }
 
     /// Opens a connection whose events are delivered to `client` on `queue`. `clientPersistence`
@@ -80,8 +81,12 @@ public final class Backend: @unchecked Sendable {
         }
     }
 
-    /// Blocks until every message sent so far has been processed (tests and shutdown).
-    public func flush() { queue.sync {} }
+    /// Blocks until every message sent so far has been processed, and the tree's index builds
+    /// they started are installed (tests and shutdown: then no backend work runs off the queue).
+    public func flush() {
+        queue.sync {}
+        tree.builds.wait()
+    }
 
     /// The stored document at `key` (nil when missing), read in order with the commits. Never
     /// call it on the backend's own queue (a `CommitAuthorizer` is given its own reader there).

@@ -6,11 +6,12 @@ import EmberStorage
 /// `ChildSelection` answers, and kept while the backend runs):
 /// the children sorted by (sort value, key), updated in O(log n) when a write changes one child,
 /// so a limited query's window is read from one end without touching the other children.
-/// Backend queue only.
+/// Built on a thread of its own (`BackendTree.startPendingBuilds`), then used on the backend
+/// queue only.
 ///
 ///     let i = BackendChildIndex(index: .child(scorePath), node: store.read(posts))
 ///     i.window(query)      // the best 2 x limit in-range children, ascending
-final class BackendChildIndex {
+final class BackendChildIndex: @unchecked Sendable {
     let index: TreeIndex
     private var children: OrderedChildren
     private var sortValues: [UTF8String: TreeValue]   // keys by bytes, as the tree's

@@ -1,3 +1,4 @@
+import Dispatch
 import EmberModel
 import EmberStorage
 
@@ -5,10 +6,11 @@ import EmberStorage
 /// the documents): applies each write atomically in arrival order on the backend's queue, and
 /// tells each connection about the overwrites under the paths it listens to. Listens are
 /// indexed by path, so a write costs what it changes plus the listens above or below it, not
-/// the size of the tree. Backend queue only.
+/// the size of the tree. Backend queue only (Sendable only so that an index's build, run off
+/// the queue, can hand its result back to it).
 ///
 ///     backend.tree.apply([TreeWriteOp(path: p, value: v)], from: conn, writeId: 1)
-final class BackendTree {
+final class BackendTree: @unchecked Sendable {
     let store: TreeStore
     unowned let persistence: Persistence
     /// Per listened path: connection id -> number of listens it holds there.
@@ -17,10 +19,20 @@ final class BackendTree {
     private var nextConnectionId = 1
     /// Child indexes per node and order, built after the first limited query there.
     private var indexes = PathTrie<[TreeIndex: BackendChildIndex]>()
-    /// Indexes to build (`buildPendingIndexes`), with the node their window was taken from; nil
+    /// Indexes to build (`startPendingBuilds`), with the node their window was taken from; nil
     /// once a write changed that node (then it is read again).
     private var pendingBuilds: [IndexedNode: TreeValue?] = [:]
+    /// Indexes being built off the queue, with the children written under their node since the
+    /// build took it (applied when it is installed); nil once a write reached the node itself or
+    /// above it (the build is then dropped).
+    private var building: [IndexedNode: Set<String>?] = [:]
     private struct IndexedNode: Hashable { let path: TreePath; let index: TreeIndex }
+    /// Runs an index's build off the backend's queue, and its installation back on that queue
+    /// (set by the backend; tests may hold builds).
+    var runBuild: (@escaping @Sendable () -> Void) -> Void = { DispatchQueue.global(qos: .utility).async(execute: $0) }
+    var runOnQueue: (@escaping @Sendable () -> Void) -> Void = { $0() }
+    /// Entered for each build until it is installed or dropped (`Backend.flush` waits for it).
+    let builds = DispatchGroup()
     /// Limited queries' first windows answered, and those answered by a pass (tests).
     private(set) var windowCount = 0
     private(set) var windowsFromPasses = 0
@@ -58,7 +70,7 @@ final class BackendTree {
         windowCount += 1
         if let i = indexes[path]?[query.index] { return i.window(query) }
         let key = IndexedNode(path: path, index: query.index)
-        if pendingBuilds[key] == nil { pendingBuilds[key] = node }
+        if pendingBuilds[key] == nil && building[key] == nil { pendingBuilds[key] = node }
         windowsFromPasses += 1
         return ChildSelection.window(query, node: node)
     }
@@ -66,18 +78,39 @@ final class BackendTree {
     /// Whether indexes wait to be built (see `window`).
     var hasPendingBuilds: Bool { !pendingBuilds.isEmpty }
 
-    /// Builds the indexes the last windows were answered without, each from its node as the
-    /// window saw it, or as the store has it now when a write changed it since.
-    func buildPendingIndexes() {
-        let builds = pendingBuilds
+    /// Starts building the indexes the last windows were answered without, each from its node
+    /// as the window saw it, or as the store has it now when a write changed it since. A build
+    /// runs off the backend's queue (writes do not wait for it: 100,000 children take tens of
+    /// milliseconds) on an immutable copy of the node (copy on write: a later write copies the
+    /// store's node instead of changing the one being read); back on the queue, the children
+    /// written meanwhile are read again and the index is installed (`install`).
+    func startPendingBuilds() {
+        let starts = pendingBuilds
         pendingBuilds.removeAll()
-        for (key, node) in builds where indexes[key.path]?[key.index] == nil {
+        for (key, node) in starts where indexes[key.path]?[key.index] == nil && building[key] == nil {
             let v = node ?? store.read(key.path)
             guard v.object != nil else { continue }
-            var m = indexes[key.path] ?? [:]
-            m[key.index] = BackendChildIndex(index: key.index, node: v)
-            indexes[key.path] = m
+            building[key] = .some([])
+            builds.enter()
+            runBuild { [self] in
+                let index = BackendChildIndex(index: key.index, node: v)
+                runOnQueue { [self] in
+                    install(index, for: key)
+                    builds.leave()
+                }
+            }
         }
+    }
+
+    /// Installs an index built off the queue, after re-reading the children written under its
+    /// node since its build took the node; drops it when a write replaced the node meanwhile.
+    private func install(_ index: BackendChildIndex, for key: IndexedNode) {
+        guard let entry = building.removeValue(forKey: key), let written = entry,
+              indexes[key.path]?[key.index] == nil else { return }
+        for child in written { index.update(key: child, at: key.path, store: store) }
+        var m = indexes[key.path] ?? [:]
+        m[key.index] = index
+        indexes[key.path] = m
     }
 
     /// Number of child indexes (tests).
@@ -94,6 +127,18 @@ final class BackendTree {
             // A write under, at or above a node waiting for its index: read the node again.
             for key in pendingBuilds.keys where ops.contains(where: { $0.path.overlaps(key.path) }) {
                 pendingBuilds[key] = .some(nil)
+            }
+        }
+        if !building.isEmpty {
+            // A write under a node being indexed: the child it is under is read again at the
+            // installation; at or above the node: the build is dropped.
+            for (key, entry) in building {
+                guard var written = entry else { continue }
+                var replaced = false
+                for op in ops where op.path.overlaps(key.path) {
+                    if key.path.isAncestor(of: op.path) { written.insert(op.path.segments[key.path.count]) } else { replaced = true }
+                }
+                building[key] = replaced ? .some(nil) : .some(written)
             }
         }
         guard indexes.count > 0 else { return }

@@ -43,9 +43,9 @@ public final class TreeConnection: @unchecked Sendable {
             let v = backend.tree.listen(self, path)
             let ws = windows.compactMap { backend.tree.window(path, $0, node: v) }
             send(.listenResult(path: path, value: v, windows: ws))
-            // A window taken by a pass: its index is built next, after this answer has left,
-            // and before any later listen (the queue is serial).
-            if backend.tree.hasPendingBuilds { backend.queue.async { backend.tree.buildPendingIndexes() } }
+            // A window taken by a pass: its index is built next, off the queue (later listens
+            // in that order take passes until it is installed).
+            if backend.tree.hasPendingBuilds { backend.tree.startPendingBuilds() }
         }
     }
 

@@ -168,6 +168,7 @@ final class TreePersistenceTests: XCTestCase {
         try c.watch("posts", q, allChildEvents + [.value], into: fast)   // from the window (nothing cached)
         XCTAssertEqual(c.backend.treeWindowCount, 1)
         XCTAssertEqual(c.backend.treeWindowsFromPasses, 1, "the first window comes from a pass over the children")
+        c.backend.flush()   // waits for the index's build, which runs off the backend's queue
         XCTAssertEqual(c.backend.treeIndexCount, 1, "then the index is built")
         fast.wait(for: 11)
         let slow = TreeLog()
