@@ -20,10 +20,12 @@ public struct UTF8String: Hashable, Comparable, Sendable, ExpressibleByStringLit
         let x = unsafeBitCast(a.s, to: (UInt64, UInt64).self), y = unsafeBitCast(b.s, to: (UInt64, UInt64).self)
         return x.0 == y.0 && x.1 == y.1
     }
-    /// Whether `a` and `b` start with the same UTF-8 byte (both empty counts as the same): a
-    /// quick test before `==` that rules most different keys out without comparing them whole.
+    /// `a == b` (the same UTF-8 bytes), compared byte by byte in the caller's code: no call, so
+    /// a loop that holds a borrowed value around it need not retain it (`==` calls `memcmp`).
     @inline(__always)
-    public static func sameFirstByte(_ a: UTF8String, _ b: UTF8String) -> Bool { a.s.utf8.first == b.s.utf8.first }
+    public static func sameBytesInline(_ a: UTF8String, _ b: UTF8String) -> Bool {
+        a.s.utf8.count == b.s.utf8.count && a.s.utf8.elementsEqual(b.s.utf8)
+    }
 
     public func hash(into h: inout Hasher) {
         var s = s

@@ -13,7 +13,7 @@ final class UTF8StringTests: XCTestCase {
         XCTAssertEqual(UTF8String("abc"), UTF8String(String(Substring("xabc").dropFirst())))
     }
 
-    func testIdenticalAndSameFirstByteOnlyShortCutEquality() {
+    func testIdenticalOnlyShortCutsEqualityAndSameBytesInlineIsEquality() {
         // The same 16 bytes: the same small string, or the same storage.
         let long = String(repeating: "k", count: 40)
         XCTAssertTrue(UTF8String.identical(UTF8String("score"), UTF8String("score")))
@@ -24,11 +24,11 @@ final class UTF8StringTests: XCTestCase {
         let other = String(decoding: Array(long.utf8), as: UTF8.self)
         XCTAssertFalse(UTF8String.identical(UTF8String(long), UTF8String(other)), "two storages")
         XCTAssertEqual(UTF8String(long), UTF8String(other))
-        XCTAssertTrue(UTF8String.sameFirstByte(UTF8String("score"), UTF8String("scorf")))
-        XCTAssertFalse(UTF8String.sameFirstByte(UTF8String("score"), UTF8String("title")))
-        XCTAssertFalse(UTF8String.sameFirstByte(UTF8String(precomposed), UTF8String(decomposed)))
-        XCTAssertTrue(UTF8String.sameFirstByte(UTF8String(""), UTF8String("")))
-        XCTAssertFalse(UTF8String.sameFirstByte(UTF8String(""), UTF8String("a")))
+        for (a, b) in [("score", "scorf"), ("score", "title"), ("score", "score"), ("", ""), ("", "a"), (precomposed, decomposed),
+                       (long, other), (long, long + "x"), ("a\u{301}\u{323}", "a\u{323}\u{301}")] {
+            XCTAssertEqual(UTF8String.sameBytesInline(UTF8String(a), UTF8String(b)), UTF8String(a) == UTF8String(b), "\(a) / \(b)")
+        }
+        XCTAssertFalse(UTF8String.sameBytesInline(UTF8String(precomposed), UTF8String(decomposed)))
     }
 
     func testOrderIsByteOrder() {

@@ -32,7 +32,10 @@ extension TreeIndex {
                 ahead = children.index(after: ahead)
             }
             if let seg = single {
-                if case .object(let co) = children.values[i] { body(i, co.child(matching: seg)) } else { body(i, .null) }
+                // The child's dictionary is borrowed only until its sort value is out.
+                let sv: TreeValue
+                if case .object(let co) = children.values[i] { sv = co.child(matching: seg) } else { sv = .null }
+                body(i, sv)
             } else {
                 body(i, sortValue(of: children.values[i]))
             }

@@ -151,9 +151,7 @@ public struct TreeObject: Sendable {
         var i = keys.startIndex
         while i != keys.endIndex {
             // Only the matching child's value is copied.
-            if UTF8String.identical(keys[i], key) || UTF8String.sameFirstByte(keys[i], key) && keys[i] == key {
-                return children.values[i]
-            }
+            if UTF8String.identical(keys[i], key) || UTF8String.sameBytesInline(keys[i], key) { return children.values[i] }
             i = keys.index(after: i)
         }
         return .null
