@@ -141,9 +141,10 @@ public struct TreeObject: Sendable {
     public subscript(key: String) -> TreeValue { children[UTF8String(key)] ?? .null }
 
     /// The child under `key`, found in a small node (up to 8 children) by comparing its keys,
-    /// each first by its representation (`UTF8String.identical`: the usual hit for short keys)
-    /// and its first byte (the usual miss), instead of hashing `key` with the node's seed; in a
-    /// larger node by the hash.
+    /// each first by its representation (`UTF8String.identical`: the usual hit for short keys),
+    /// then byte by byte inline (`UTF8String.sameBytesInline`: no call, so a caller that
+    /// borrows this node around it keeps no retain), instead of hashing `key` with the node's
+    /// seed; in a larger node by the hash.
     @inline(__always)
     public func child(matching key: UTF8String) -> TreeValue {
         guard children.count <= 8 else { return children[key] ?? .null }
