@@ -1,7 +1,7 @@
 /// Responsible for: keeping the best `capacity` children offered for a limited query (a binary
 /// heap with the worst kept entry on top), and the one-pass selection of a node's best children
-/// that both the backend (a first window without an index) and a client's limited view (its
-/// start from a node it holds) use.
+/// (over `TreeIndex.forEachSortValue`) that both the backend (a first window without an index)
+/// and a client's limited view (its start from a node it holds) use.
 ///
 ///     let heap = query.bestChildren(200, of: node)   // heap.items, heap.worst, heap.rejected
 public struct BoundedHeap {
@@ -22,10 +22,7 @@ public struct BoundedHeap {
     public var worst: ChildEntry? { items.first }
 
     @inline(__always)
-    private func worse(_ a: ChildEntry, _ b: ChildEntry) -> Bool {
-        let c = ChildEntry.compare(a, b)
-        return keepLargest ? c < 0 : c > 0
-    }
+    private func worse(_ a: ChildEntry, _ b: ChildEntry) -> Bool { BoundedHeap.worse(a, b, keepLargest) }
 
     /// True (and counted as dropped) when a child with sort value `sv` is worse than the worst
     /// kept one whatever its key.
@@ -73,6 +70,7 @@ public struct BoundedHeap {
         }
     }
 
+    /// Whether `a` is worse than `b` for a heap that keeps the largest (or the smallest).
     @inline(__always)
     private static func worse(_ a: ChildEntry, _ b: ChildEntry, _ keepLargest: Bool) -> Bool {
         let c = ChildEntry.compare(a, b)
