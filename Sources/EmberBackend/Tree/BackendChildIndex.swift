@@ -33,29 +33,47 @@ final class BackendChildIndex: @unchecked Sendable {
         children = OrderedChildren(sorted: BackendChildIndex.sort(entries))
     }
 
-    /// Sorts by a cheap key first (the value's rank, then numbers as doubles: a monotonic
-    /// mapping, so it never contradicts the exact order) and compares entries fully only on
-    /// ties (strings, equal doubles, keys): most comparisons touch two words.
+    /// Sorts by a cheap key first and compares entries fully only where it ties: one 64-bit
+    /// word per entry, the value's rank in its top 3 bits, then for a number its double's bits
+    /// in an order-keeping form (shortened by 3 bits). The word never contradicts the exact order
+    /// (it can only tie: strings, booleans, equal or nearly equal numbers, integers past 2^53),
+    /// so sorting by it and then each run of equal words by the full comparison gives the exact
+    /// order. Most comparisons are then one integer comparison.
     static func sort(_ entries: [ChildEntry]) -> [ChildEntry] {
-        struct Key { let rank: Int; let num: Double; let i: Int }
-        var keys: [Key] = []
-        keys.reserveCapacity(entries.count)
-        for (i, e) in entries.enumerated() {
-            switch e.sortValue {
-            case .null: keys.append(Key(rank: 0, num: 0, i: i))
-            case .bool(let b): keys.append(Key(rank: b ? 2 : 1, num: 0, i: i))
-            case .int(let x): keys.append(Key(rank: 3, num: Double(x), i: i))
-            case .double(let d): keys.append(Key(rank: 3, num: d, i: i))
-            case .string: keys.append(Key(rank: 4, num: 0, i: i))
-            case .object: keys.append(Key(rank: 5, num: 0, i: i))
+        struct Keyed { let word: UInt64; let i: Int }
+        var keyed: [Keyed] = []
+        keyed.reserveCapacity(entries.count)
+        for (i, e) in entries.enumerated() { keyed.append(Keyed(word: sortWord(e.sortValue), i: i)) }
+        keyed.sort { $0.word < $1.word }
+        // Runs of equal words, in the exact order.
+        var start = 0
+        while start < keyed.count {
+            var end = start + 1
+            while end < keyed.count && keyed[end].word == keyed[start].word { end += 1 }
+            if end - start > 1 {
+                keyed[start..<end].sort { ChildEntry.compare(entries[$0.i], entries[$1.i]) < 0 }
             }
+            start = end
         }
-        keys.sort { a, b in
-            if a.rank != b.rank { return a.rank < b.rank }
-            if a.num != b.num { return a.num < b.num }
-            return ChildEntry.compare(entries[a.i], entries[b.i]) < 0
+        return keyed.map { entries[$0.i] }
+    }
+
+    /// The cheap key of `sortValue` (see `sort`). Numbers are finite in the tree (validated).
+    static func sortWord(_ sortValue: TreeValue) -> UInt64 {
+        func rank(_ r: UInt64) -> UInt64 { r << 61 }
+        func number(_ d: Double) -> UInt64 {
+            let bits = (d == 0 ? 0.0 : d).bitPattern          // -0 sorts as 0
+            let ordered = bits >> 63 == 1 ? ~bits : bits | (1 << 63)
+            return rank(3) | (ordered >> 3)
         }
-        return keys.map { entries[$0.i] }
+        switch sortValue {
+        case .null: return rank(0)
+        case .bool(let b): return rank(b ? 2 : 1)
+        case .int(let x): return number(Double(x))
+        case .double(let d): return number(d)
+        case .string: return rank(4)
+        case .object: return rank(5)
+        }
     }
 
     var count: Int { children.count }

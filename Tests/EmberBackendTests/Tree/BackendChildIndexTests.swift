@@ -48,6 +48,33 @@ final class BackendChildIndexTests: XCTestCase {
         }
     }
 
+    /// The build's sort (a 64-bit word per entry, ties sorted fully) gives exactly the order of
+    /// a sort by the full comparison: numbers that tie in the word (integers past 2^53, an integer
+    /// and the double next to it, -0 and 0), strings, booleans, nulls and objects.
+    func testSortMatchesTheFullComparison() {
+        var rng = SystemRandomNumberGenerator()
+        let big: Int64 = 1 << 53
+        func value() -> TreeValue {
+            switch Int.random(in: 0..<10, using: &rng) {
+            case 0: return .null
+            case 1: return .bool(Bool.random(using: &rng))
+            case 2: return .string(["a", "b", "ab", "10", "\u{E9}", "e\u{301}"].randomElement(using: &rng)!)
+            case 3: return .object(TreeObject(["x": .int(1)]))
+            case 4: return .int(big + Int64.random(in: -3...3, using: &rng))
+            case 5: return .double(Double(big) + [0, 2, -1, 1].randomElement(using: &rng)!)
+            case 6: return .double([0.0, -0.0, 0.5, -0.5, 1e-300, -1e-300, 1e300].randomElement(using: &rng)!)
+            case 7: return .int(Int64.random(in: -3...3, using: &rng))
+            case 8: return .int([Int64.min, Int64.max, Int64.max - 1].randomElement(using: &rng)!)
+            default: return .double(Double(Int.random(in: -6...6, using: &rng)) / 2)
+            }
+        }
+        for round in 0..<200 {
+            let entries = (0..<Int.random(in: 0..<300, using: &rng)).map { i in ChildEntry(key: "k\(Int.random(in: 0..<40, using: &rng))-\(i)", sortValue: value()) }
+            let want = entries.sorted { ChildEntry.compare($0, $1) < 0 }
+            XCTAssertEqual(BackendChildIndex.sort(entries).map { $0.key }, want.map { $0.key }, "round \(round)")
+        }
+    }
+
     func testLimitedListenCarriesItsWindowAndIndexesFollowWrites() throws {
         let (backend, client, queue, conn) = backendWithFiftyPosts()
         let q = try TreeQuery().orderBy(.child(p("score"))).limit(3, .last)
