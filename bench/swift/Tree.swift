@@ -19,9 +19,10 @@ struct TreeConfig {
 
 func treePath(_ s: String) -> TreePath { try! TreePath(parsing: s) }
 
-/// Waits until every tree write of `client` is acknowledged (at most `seconds`).
-func waitForTreeAcks(_ client: EmberClient, seconds: Double = 120) throws {
-    guard waitUntil(seconds: seconds, { client.treePendingWriteCount == 0 }) else {
+/// Waits until every tree write of `client` is acknowledged (at most `seconds`; `sleeping` or
+/// yielding between polls: see `waitUntil`).
+func waitForTreeAcks(_ client: EmberClient, seconds: Double = 120, sleeping: Bool = false) throws {
+    guard waitUntil(seconds: seconds, sleeping: sleeping, { client.treePendingWriteCount == 0 }) else {
         throw BenchFailure(description: "tree writes not acknowledged within \(seconds) s")
     }
 }
@@ -120,7 +121,7 @@ func measureWindow(_ cfg: TreeConfig) throws -> WindowResult {
             // the backend's queue, it waited for the build.
             let tw = monoNs()
             try client.treeWrite([TreeWriteOp(path: posts.child(keys[0]).child("score"), value: .int(5))])
-            guard waitUntil(seconds: 30, sleeping: true, { client.treePendingWriteCount == 0 }) else { throw BenchFailure(description: "write after the first query not acknowledged") }
+            try waitForTreeAcks(client, seconds: 30, sleeping: true)
             result.writeAfterFirstMs = Double(monoNs() - tw) / 1e6
         }
         result.firstChildAddedMs.append(Double(t2 - t0) / 1e6)
