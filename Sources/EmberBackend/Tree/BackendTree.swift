@@ -87,7 +87,8 @@ final class BackendTree: @unchecked Sendable {
     func startPendingBuilds() {
         let starts = pendingBuilds
         pendingBuilds.removeAll()
-        for (key, node) in starts where indexes[key.path]?[key.index] == nil && building[key] == nil {
+        // (`window` queues no build for a node and order being built.)
+        for (key, node) in starts where indexes[key.path]?[key.index] == nil {
             let v = node ?? store.read(key.path)
             guard v.object != nil else { continue }
             building[key] = .some([])
