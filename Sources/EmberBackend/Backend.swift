@@ -62,8 +62,7 @@ public final class Backend: @unchecked Sendable {
             storedClock = lastVersion
             appliedBatch = persistence.metadata(PersistenceKey.backendAppliedBatch) ?? 0
         }
-        self.tree = BackendTree(persistence: persistence)
-        tree.runOnQueue = { [queue] in queue.async(execute: $0) }
+        self.tree = BackendTree(persistence: persistence, queue: queue)
     }
 
     /// Opens a connection whose events are delivered to `client` on `queue`. `clientPersistence`

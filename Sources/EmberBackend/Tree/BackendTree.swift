@@ -24,13 +24,14 @@ final class BackendTree: @unchecked Sendable {
     private var pendingBuilds: [IndexedNode: TreeValue?] = [:]
     /// Indexes being built off the queue, with the children written under their node since the
     /// build took it (applied when it is installed); nil once a write reached the node itself or
-    /// above it (the build is then dropped).
-    private var building: [IndexedNode: Set<String>?] = [:]
+    /// above it (the build is then dropped). Keys by their bytes: two keys Swift finds equal
+    /// ("\u{E9}", "e\u{301}") are two children.
+    private var building: [IndexedNode: Set<UTF8String>?] = [:]
     private struct IndexedNode: Hashable { let path: TreePath; let index: TreeIndex }
-    /// Runs an index's build off the backend's queue, and its installation back on that queue
-    /// (set by the backend; tests may hold builds).
+    /// Runs an index's build off the backend's queue, and its installation back on `queue`
+    /// (tests may hold builds).
     var runBuild: (@escaping @Sendable () -> Void) -> Void = { DispatchQueue.global(qos: .utility).async(execute: $0) }
-    var runOnQueue: (@escaping @Sendable () -> Void) -> Void = { $0() }
+    var runOnQueue: (@escaping @Sendable () -> Void) -> Void
     /// Entered for each build until it is installed or dropped (`Backend.flush` waits for it).
     let builds = DispatchGroup()
     /// Limited queries' first windows answered, and those answered by a pass (tests).
@@ -40,8 +41,10 @@ final class BackendTree: @unchecked Sendable {
     /// `PersistenceKey.backendAppliedTreeWrite`).
     private var appliedWrite: Int64 = 0
 
-    init(persistence: Persistence) {
+    /// `queue`: the backend's queue, the only one this tree's state is used on.
+    init(persistence: Persistence, queue: DispatchQueue) {
         self.persistence = persistence
+        runOnQueue = { [queue] in queue.async(execute: $0) }
         self.store = persistence.backendTree ?? MemoryTreeStore()
         if persistence.isDurable { appliedWrite = persistence.metadata(PersistenceKey.backendAppliedTreeWrite) ?? 0 }
     }
@@ -108,7 +111,7 @@ final class BackendTree: @unchecked Sendable {
     private func install(_ index: BackendChildIndex, for key: IndexedNode) {
         guard let entry = building.removeValue(forKey: key), let written = entry,
               indexes[key.path]?[key.index] == nil else { return }
-        for child in written { index.update(key: child, at: key.path, store: store) }
+        for child in written { index.update(key: child.s, at: key.path, store: store) }
         var m = indexes[key.path] ?? [:]
         m[key.index] = index
         indexes[key.path] = m
@@ -137,7 +140,7 @@ final class BackendTree: @unchecked Sendable {
                 guard var written = entry else { continue }
                 var replaced = false
                 for op in ops where op.path.overlaps(key.path) {
-                    if key.path.isAncestor(of: op.path) { written.insert(op.path.segments[key.path.count]) } else { replaced = true }
+                    if key.path.isAncestor(of: op.path) { written.insert(UTF8String(op.path.segments[key.path.count])) } else { replaced = true }
                 }
                 building[key] = replaced ? .some(nil) : .some(written)
             }
