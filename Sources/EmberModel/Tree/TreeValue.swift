@@ -160,7 +160,10 @@ public struct TreeObject: Sendable {
 
     /// Bytes of a small node's storage (2 or 3 children, 4 buckets): the dictionary's header
     /// (64), its bucket bits (8), then 4 keys and 4 values. What a pass prefetches per child:
-    /// 232 bytes, 4 or 5 cache lines as the allocation falls.
+    /// 232 bytes, 4 or 5 cache lines as the allocation falls. A one-child node's storage is
+    /// smaller (2 buckets, 152 bytes) and larger nodes' larger: the hint then reaches past the
+    /// storage or stops short of its end, which a prefetch allows (it never faults and loads
+    /// nothing the pass relies on).
     static let smallStorageBytes = 72 + 4 * (MemoryLayout<UTF8String>.stride + MemoryLayout<TreeValue>.stride)
 
     /// The address of the children's storage (equal addresses: the same node).
