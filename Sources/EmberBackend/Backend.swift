@@ -103,7 +103,7 @@ public final class Backend: @unchecked Sendable {
     /// closes do not push the clock ahead of the wall clock.
     public func storeExactClock() {
         queue.sync {
-            guard persistence.isDurable, storedClock > lastVersion else { return }
+            guard persistence.isDurable, storedClock != lastVersion else { return }
             let exact = lastVersion
             // A close that cannot store it leaves the mark ahead: still never behind.
             if (try? persistence.runTransaction("clock") { persistence.setMetadata(PersistenceKey.backendVersion, exact) }) != nil {
@@ -140,6 +140,11 @@ public final class Backend: @unchecked Sendable {
             return .success(lastVersion)
         }
         lastCommitNotStored = false
+        // A commit that is refused or not stored gives its version back: `lastVersion` is handed
+        // out as a read time, and the file's clock mark covers only the versions of stored commits.
+        let versionBefore = lastVersion
+        var stored = false
+        defer { if !stored { lastVersion = versionBefore } }
         let version = nextVersion()
         // Per distinct key, in first-seen order: its state before the commit and after it (nil
         // while only verified). One dictionary lookup per mutation finds the key's slot.
@@ -175,7 +180,13 @@ public final class Backend: @unchecked Sendable {
                 before.append(nil)
                 continue
             }
-            let b = store.get(key)
+            // A row that cannot be read (a storage error, damaged fields) fails the commit: read
+            // as absent, an update would be refused and a merge would replace the document.
+            let b: Document?
+            do { b = try store.read(key) } catch {
+                lastCommitNotStored = true
+                return .failure(EmberError.storage(error))
+            }
             if blind[i] && authorize == nil { noteKey(new: b == nil) }
             before.append(b)
         }
@@ -240,7 +251,7 @@ public final class Backend: @unchecked Sendable {
                         if store.insertIfAbsent(doc) { noteKey(new: true); continue }
                         // There after all: the set applies to what is stored, as if read first.
                         noteKey(new: false)
-                        let b = store.get(key)
+                        let b = try store.read(key)
                         before[i] = b
                         guard let a = try mutations[first[i]].applyAtBackend(to: b, commitTime: version) else { continue }
                         if Backend.leavesUnchanged(a, b) {
@@ -275,6 +286,7 @@ public final class Backend: @unchecked Sendable {
             lastCommitNotStored = true
             return .failure(EmberError.storage(error))
         }
+        stored = true
         if let m = clockMark { storedClock = m }
         if origin.sharesPersistence, !origin.commitsInline, let b = batchId, persistence.isDurable { appliedBatch = b }
         var outgoing: [Int: [DocumentKey: Document]] = [:]

@@ -45,6 +45,10 @@ public protocol Persistence: AnyObject {
 /// with the bookkeeping a bounded cache needs (sizes and least-recently-used order).
 public protocol DocumentStore: AnyObject {
     func get(_ key: DocumentKey) -> Document?
+    /// `get` for a writer that builds on the document: a read the store could not make (a
+    /// storage error, stored fields that do not decode) throws instead of reading as absent,
+    /// inside a transaction or not.
+    func read(_ key: DocumentKey) throws -> Document?
     /// The version of the entry at `key` (nil when none), without reading its fields.
     func version(of key: DocumentKey) -> Int64?
     /// Inserts or replaces the entry for `doc.key` (a tombstone when `doc.exists` is false).
@@ -90,6 +94,9 @@ extension Persistence {
 }
 
 extension DocumentStore {
+    /// A store whose reads cannot fail (in memory) reads as `get`.
+    public func read(_ key: DocumentKey) throws -> Document? { get(key) }
+
     public func version(of key: DocumentKey) -> Int64? { get(key)?.version }
     public func putIfNewer(_ doc: Document) -> Bool {
         if let v = version(of: doc.key), v > doc.version { return false }

@@ -63,6 +63,47 @@ final class BackendClockTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(try XCTUnwrap(q.metadata(PersistenceKey.backendVersion)), after)
     }
 
+    /// A refused commit gives its version back: the backend hands out `lastVersion` as a read
+    /// time (a listen's, a lookup's), and the file's mark covers only stored commits' versions,
+    /// so a version taken by a refusal would be handed out, not covered, and issued again after
+    /// a reopen (a resuming listener would skip that write).
+    func testARefusedCommitGivesItsVersionBack() throws {
+        let dir = NSTemporaryDirectory() + "ember-clock-\(getpid())-\(UInt64.random(in: 0..<UInt64.max))"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let path = dir + "/db.ember"
+        let committed: Int64
+        do {
+            let p = try SQLitePersistence(path: path)
+            let backend = Backend(persistence: p)
+            let client = SilentClient()
+            let conn = backend.connect(client: client, queue: client.queue)
+            committed = try XCTUnwrap(commit(conn, 0))
+            let update = Mutation(key: try DocumentKey(parsing: "c/missing"),
+                                  kind: .patch(MapValue(["x": .int(1)]), mask: [try FieldPath(parsing: "x")]),
+                                  precondition: .exists(true))
+            for i in 0..<3 {
+                guard case .rejected(let e) = conn.commitNow(MutationBatch(batchId: Int64(10 + i), localWriteTime: 0, mutations: [update])) else {
+                    return XCTFail("the update of a missing document was not refused")
+                }
+                XCTAssertEqual(e.code, .notFound)
+            }
+            XCTAssertEqual(backend.queue.sync { backend.lastVersion }, committed, "what a read is given is the last stored commit's version")
+            XCTAssertGreaterThanOrEqual(try XCTUnwrap(p.metadata(PersistenceKey.backendVersion)), committed)
+            conn.disconnect()
+            backend.flush()
+            backend.storeExactClock()
+            p.close()
+        }
+        let q = try SQLitePersistence(path: path)
+        defer { q.close() }
+        let backend = Backend(persistence: q)
+        let client = SilentClient()
+        let conn = backend.connect(client: client, queue: client.queue)
+        defer { conn.disconnect(); backend.flush() }
+        XCTAssertGreaterThan(try XCTUnwrap(commit(conn, 1)), committed)
+    }
+
     func testOpeningAndClosingAgainAndAgainKeepsTheClockAtTheWallClock() throws {
         // Each clean close stores the exact last version: without it, every reopen would start a
         // lease ahead and twenty cycles would run twenty leases ahead of the wall clock.

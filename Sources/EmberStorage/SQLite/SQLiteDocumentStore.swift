@@ -81,29 +81,37 @@ final class SQLiteDocumentStore: DocumentStore {
     }
 
     func get(_ key: DocumentKey) -> Document? {
-        persistence.access(nil) { db in
-            if let r = recentRow(key) { return r.doc }
-            let st = try db.statement(sqlGet)
-            defer { st.rewind() }
-            // The key's text is bound without a copy, for the time of the step.
-            var parent = SQLiteDocumentStore.parent(key), id = key.id
-            return try parent.withUTF8 { p in
-                try id.withUTF8 { i in
-                    st.bindStatic(1, text: p)
-                    st.bindStatic(2, text: i)
-                    var parents = RowParents(key.collectionPath)
-                    guard try st.step() else {
-                        remember(key, nil, bytes: 0)
-                        return nil
-                    }
-                    let doc = try row(st, parents: &parents)
-                    // A point read (what writes build on) fails on damaged fields, as the eager
-                    // decode did, rather than reading them as an empty document.
-                    if let e = doc.storedFieldsError { throw e }
-                    remember(key, doc, bytes: st.byteCount(6))
-                    st.rewind()
-                    return doc
+        persistence.access(nil) { db in try fetch(key, in: db) }
+    }
+
+    func read(_ key: DocumentKey) throws -> Document? {
+        try persistence.accessThrowing { db in try fetch(key, in: db) }
+    }
+
+    /// The row at `key` (from the recent rows when they hold it); throws a storage error, and
+    /// `dataLoss` for stored fields that do not decode.
+    private func fetch(_ key: DocumentKey, in db: SQLiteDatabase) throws -> Document? {
+        if let r = recentRow(key) { return r.doc }
+        let st = try db.statement(sqlGet)
+        defer { st.rewind() }
+        // The key's text is bound without a copy, for the time of the step.
+        var parent = SQLiteDocumentStore.parent(key), id = key.id
+        return try parent.withUTF8 { p in
+            try id.withUTF8 { i in
+                st.bindStatic(1, text: p)
+                st.bindStatic(2, text: i)
+                var parents = RowParents(key.collectionPath)
+                guard try st.step() else {
+                    remember(key, nil, bytes: 0)
+                    return nil
                 }
+                let doc = try row(st, parents: &parents)
+                // A point read (what writes build on) fails on damaged fields, as the eager
+                // decode did, rather than reading them as an empty document.
+                if let e = doc.storedFieldsError { throw e }
+                remember(key, doc, bytes: st.byteCount(6))
+                st.rewind()
+                return doc
             }
         }
     }

@@ -194,6 +194,20 @@ public final class SQLitePersistence: Persistence {
         }
     }
 
+    /// `access` for a caller that must know when the read or write could not be made: the error
+    /// is recorded, fails an open transaction as there, and is thrown instead of a fallback.
+    func accessThrowing<T>(_ body: (SQLiteDatabase) throws -> T) throws -> T {
+        try lock.withLock {
+            if closed { throw EmberError(.failedPrecondition, "The database '\(path)' is closed.") }
+            if depth > 0, let e = transactionError { throw e }
+            do { return try body(db) } catch {
+                if depth > 0 && transactionError == nil { transactionError = error }
+                record(error)
+                throw error
+            }
+        }
+    }
+
     func record(_ error: Error) {
         let e = error as? EmberError ?? EmberError(.internal, "\(error)")
         if failure == nil {
