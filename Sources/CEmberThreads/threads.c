@@ -22,7 +22,12 @@ int ember_move_off_cpu(int tid, int cpu) {
     CPU_CLR(cpu, &others);
     if (!CPU_ISSET(cpu, &original) || CPU_COUNT(&others) == 0) return 0;
     if (sched_setaffinity(tid, sizeof others, &others) != 0) return 0;
-    (void)sched_setaffinity(tid, sizeof original, &original);
+    if (sched_setaffinity(tid, sizeof original, &original) != 0) {
+        /* The allowed CPUs changed meanwhile (a cpuset, a CPU taken offline): rather than leave
+         * the thread pinned to `others`, give it the caller's own set. */
+        cpu_set_t mine;
+        if (sched_getaffinity(0, sizeof mine, &mine) == 0) (void)sched_setaffinity(tid, sizeof mine, &mine);
+    }
     return 1;
 }
 

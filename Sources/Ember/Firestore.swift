@@ -220,8 +220,10 @@ public final class Firestore: @unchecked Sendable {
 
     // MARK: helpers
 
+    /// Runs `work` on the event thread, or here once the database is closed (also when it
+    /// closes between the check and the post: a completion is never dropped).
     func post(_ work: @escaping () -> Void) {
-        if client.closed { work() } else { client.events.post(work) }
+        if client.closed || !client.events.post(work) { work() }
     }
 
     func deliver(_ r: Result<Void, Error>, _ completion: ((Error?) -> Void)?) {

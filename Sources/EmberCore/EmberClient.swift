@@ -33,6 +33,11 @@ public final class EmberClient: @unchecked Sendable {
     private var owned: [Persistence] = []
     /// What `close()` runs last (`atClose`), under `stateLock`.
     private var closeActions: [() -> Void] = []
+    /// Entered by the first `close()` for its whole run: a later one waits on it.
+    private let closing = DispatchGroup()
+    /// Set on `worker`: true when the caller runs on it.
+    private static let workerKey = DispatchSpecificKey<Bool>()
+    private var onWorkerQueue: Bool { DispatchQueue.getSpecific(key: EmberClient.workerKey) == true }
 
     /// A database in memory with its own in-process backend.
     public convenience init() {
@@ -49,6 +54,7 @@ public final class EmberClient: @unchecked Sendable {
         self.backend = backend
         self.engine = SyncEngine(worker: worker, events: events, persistence: persistence, gc: gc)
         self.treeEngine = TreeEngine(worker: worker, events: events, persistence: persistence)
+        worker.setSpecific(key: EmberClient.workerKey, value: true)
         worker.sync {
             engine.start(backend: documents ?? backend, networkEnabled: networkEnabled)
             treeEngine.start(backend: backend, networkEnabled: networkEnabled)
@@ -252,16 +258,29 @@ public final class EmberClient: @unchecked Sendable {
     // MARK: lifetime
 
     /// Stops listeners and the worker's links, fails unacknowledged write callbacks with
-    /// `cancelled`, and runs every callback already posted. Idempotent. Must not be called
-    /// from a callback that the caller then expects to keep running.
+    /// `cancelled`, and runs every callback already posted. Idempotent: a call while or after
+    /// another closes waits, as that one does, until the close is done and the event thread has
+    /// run its last callback (at once from an Ember callback or the worker, which that close may
+    /// be waiting for). Must not be called from a callback that the caller then expects to keep
+    /// running.
     public func close() {
         let first: Bool = stateLock.withLock {
             if isClosed { return false }
             isClosed = true
+            closing.enter()
             return true
         }
-        guard first else { return }
-        worker.sync { engine.close(); treeEngine.close() }
+        guard first else {
+            if !events.isCurrent && !onWorkerQueue {
+                closing.wait()
+                events.stop()
+            }
+            return
+        }
+        defer { closing.leave() }
+        // On the worker (the last reference let go by a block it ran, so `deinit` runs there):
+        // its work runs here, as a `sync` onto the queue it is on would trap.
+        if onWorkerQueue { engine.close(); treeEngine.close() } else { worker.sync { engine.close(); treeEngine.close() } }
         events.stop()
         if !owned.isEmpty {
             // The backend may still be applying a commit: let it finish before the file closes.

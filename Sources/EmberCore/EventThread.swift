@@ -39,6 +39,9 @@ public final class EventThread: @unchecked Sendable {
     private var items: [() -> Void] = []
     private var sleeping = false
     private var stopping = false
+    /// The thread has run its last callback and left its loop (under `lock`; `exitCond` tells).
+    private var exited = false
+    private let exitCond: UnsafeMutablePointer<pthread_cond_t>
     private let posted = Atomic<Int>(0)
     /// The CPU the thread last spun on (where it parks and, by default, wakes), -1 before that.
     private let spinCPU = Atomic<Int32>(-1)
@@ -65,6 +68,8 @@ public final class EventThread: @unchecked Sendable {
     public init(name: String) {
         cond = .allocate(capacity: 1)
         pthread_cond_init(cond, nil)
+        exitCond = .allocate(capacity: 1)
+        pthread_cond_init(exitCond, nil)
         let box = Unmanaged.passRetained(self)
         var t = pthread_t()
         pthread_create(&t, nil, { arg in
@@ -78,6 +83,8 @@ public final class EventThread: @unchecked Sendable {
     deinit {
         pthread_cond_destroy(cond)
         cond.deallocate()
+        pthread_cond_destroy(exitCond)
+        exitCond.deallocate()
     }
 
     /// Queues `work` to run on the event thread after everything posted before it. Returns false
@@ -117,26 +124,37 @@ public final class EventThread: @unchecked Sendable {
     }
 
     /// Runs everything already posted, then stops the thread and waits for it (unless called from
-    /// the event thread itself, in which case the thread stops after the current callback).
+    /// the event thread itself, in which case the thread stops after the current callback). A
+    /// second caller, while or after another stops it, waits the same way for the thread to end.
     public func stop() {
         lock.lock()
-        if stopping { lock.unlock(); return }
+        if stopping {
+            lock.unlock()
+            waitUntilExited()
+            return
+        }
         stopping = true
         lock.unlock()
         pthread_cond_signal(cond)
         if !isCurrent, let t = thread { pthread_join(t, nil) } else if let t = thread { pthread_detach(t) }
     }
 
-    /// Blocks until every callback posted before this call has run (never call from the event thread).
+    /// Once stopping: waits until the thread has run its last callback and left (at once from the
+    /// event thread itself, which would otherwise wait for its own end).
+    private func waitUntilExited() {
+        if isCurrent { return }
+        lock.lock()
+        while !exited { pthread_cond_wait(exitCond, lock.raw) }
+        lock.unlock()
+    }
+
+    /// Blocks until every callback posted before this call has run (at once from the event
+    /// thread). Once the thread is stopping, what was posted before still runs: this waits for
+    /// the thread's end.
     public func drain() {
         if isCurrent { return }
-        let done = Atomic<Bool>(false)
         let sem = Semaphore()
-        post { done.store(true, ordering: .releasing); sem.signal() }
-        lock.lock()
-        let stopped = stopping
-        lock.unlock()
-        if stopped && !done.load(ordering: .acquiring) { return }
+        guard post({ sem.signal() }) else { return waitUntilExited() }
         sem.wait()
     }
 
@@ -155,7 +173,12 @@ public final class EventThread: @unchecked Sendable {
         while true {
             lock.lock()
             if items.isEmpty {
-                if stopping { lock.unlock(); return }
+                if stopping {
+                    exited = true
+                    pthread_cond_broadcast(exitCond)
+                    lock.unlock()
+                    return
+                }
                 lock.unlock()
                 var polls = 0
                 spinCPU.store(ember_current_cpu(), ordering: .relaxed)

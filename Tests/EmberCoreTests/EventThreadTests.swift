@@ -1,5 +1,6 @@
 // Tests of EventThread (one thread, posted order, drain, stop) and Semaphore.
 import XCTest
+import Synchronization
 @testable import EmberCore
 
 final class EventThreadTests: XCTestCase {
@@ -114,5 +115,32 @@ final class EventThreadTests: XCTestCase {
         XCTAssertFalse(sem.wait(seconds: 0))
         Thread.detachNewThread { sem.signal() }
         XCTAssertTrue(sem.wait(seconds: 10))
+    }
+
+    /// A second `stop()` waits for the thread to end like the first; `drain()` once the thread
+    /// is stopping waits for what was posted before to run (it used to return at once).
+    func testASecondStopAndADrainWaitForTheLastCallback() {
+        let t = EventThread(name: "test.events")
+        let started = Semaphore(), release = Semaphore()
+        let ran = Atomic<Int>(0)
+        t.post { started.signal(); release.wait(); ran.add(1, ordering: .releasing) }
+        t.post { ran.add(1, ordering: .releasing) }
+        started.wait()
+        let firstStopped = Semaphore()
+        DispatchQueue.global().async { t.stop(); firstStopped.signal() }
+        usleep(20_000)
+        let done = DispatchGroup()
+        DispatchQueue.global().async(group: done) {
+            t.stop()
+            XCTAssertEqual(ran.load(ordering: .acquiring), 2, "a second stop returned before the thread ended")
+        }
+        DispatchQueue.global().async(group: done) {
+            t.drain()
+            XCTAssertEqual(ran.load(ordering: .acquiring), 2, "drain returned before what was posted had run")
+        }
+        usleep(20_000)
+        release.signal()
+        XCTAssertEqual(done.wait(timeout: .now() + 10), .success)
+        firstStopped.wait()
     }
 }
