@@ -168,3 +168,129 @@ def test_wrong_types_and_ranges_raise_documented_errors(db):
             deep = combinator([deep])
         with pytest.raises(ember.InvalidArgumentError):
             db.collection("c").where(filter=deep).get()
+
+
+# Values whose encoding runs Python code (a tzinfo's utcoffset(), a __getattr__) that changes the
+# container being encoded: an error, never a read of freed memory.
+
+def test_a_list_emptied_while_it_is_encoded_raises(db):
+    import datetime
+    vals = []
+
+    class Clearing(datetime.tzinfo):
+        def utcoffset(self, dt):
+            vals.clear()
+            [[i] for i in range(5000)]   # reuse the freed memory
+            return datetime.timedelta(0)
+
+    vals += [datetime.datetime(2024, 1, 1, tzinfo=Clearing())] + ["s%d" % i for i in range(2000)]
+    with pytest.raises(ember.InvalidArgumentError, match="changed size"):
+        db.collection("c").document("d").set({"vals": vals})
+
+
+def test_a_dict_emptied_while_it_is_encoded_raises(db):
+    data = {}
+
+    class Clearing:
+        def __getattr__(self, name):
+            data.clear()
+            [{"k%d" % i: i} for i in range(2000)]
+            raise AttributeError(name)
+
+    data.update({"a": Clearing(), **{"f%d" % i: i for i in range(100)}})
+    with pytest.raises(ember.InvalidArgumentError):
+        db.collection("c").document("d").set(data)
+
+
+def test_merge_field_paths_are_not_read_from_a_list_changed_meanwhile(db):
+    ref = db.collection("c").document("m")
+    ref.set({"a": 1, "b": 2}).wait(5)
+    fields = [ember.FieldPath("a"), "b"]
+    ref.set({"a": 10, "b": 20}, merge=fields).wait(5)
+    assert ref.get().to_dict() == {"a": 10, "b": 20}
+    assert isinstance(fields[0], ember.FieldPath), "the caller's list is left as it was"
+    ref.set({"a": 11}, merge=(ember.FieldPath("a"),)).wait(5)   # a tuple, not only a list
+    assert ref.get().to_dict() == {"a": 11, "b": 20}
+
+    class Replacing(ember.FieldPath):
+        def to_api_repr(self):
+            fields2[0] = "z" * 72
+            [("q" * 72) for _ in range(1000)]
+            return "a"
+
+    fields2 = ["b", Replacing("a")]
+    ref.set({"a": 12, "b": 21}, merge=fields2).wait(5)
+    assert ref.get().to_dict() == {"a": 12, "b": 21}
+
+
+def test_lone_surrogates_are_invalid_arguments(db):
+    with pytest.raises(ember.InvalidArgumentError):
+        db.collection("c").document("d").set({"v": "\ud800"})
+    with pytest.raises(ember.InvalidArgumentError):
+        db.collection("c").document("d").set({"\udfff": 1})
+    with pytest.raises(ember.InvalidArgumentError):
+        db.collection("c").document("\ud800").set({"v": 1})
+
+
+def test_str_subclasses_are_stored_as_str(db):
+    import enum
+
+    class Color(str, enum.Enum):
+        RED = "red"
+
+    ref = db.collection("c").document("e")
+    ref.set({"color": Color.RED}).wait(5)
+    assert ref.get().to_dict() == {"color": "red"}
+
+
+def test_a_non_contiguous_memoryview_is_an_invalid_argument(db):
+    view = memoryview(bytes(range(10)))[::2]
+    with pytest.raises(ember.InvalidArgumentError, match="contiguous"):
+        db.collection("c").document("d").set({"b": view})
+
+
+def test_wait_timeouts_nan_and_infinite(db):
+    import threading
+    ref = db.collection("c").document("w")
+    with pytest.raises(ember.InvalidArgumentError):
+        ref.set({"a": 1}).wait(float("nan"))
+    db.disable_network()
+    pending = ref.set({"a": 2})
+    out = {}
+
+    def waiter():
+        pending.wait(float("inf"))
+        out["done"] = True
+
+    t = threading.Thread(target=waiter)
+    t.start()
+    db.enable_network()
+    t.join(10)
+    assert out.get("done"), "wait(inf) returned once the write was acknowledged"
+    got = threading.Event()
+    w = db.collection("c").document("w").on_snapshot(lambda *a: got.set())
+    assert got.wait(5), "the event thread still delivers"
+    w.unsubscribe()
+
+
+def test_waiting_for_an_acknowledgement_inside_a_callback_raises(db):
+    import threading
+    errors, done = [], threading.Event()
+
+    def on_snapshot(*args):
+        if done.is_set():
+            return
+        try:
+            db.collection("c").document("x").set({"b": 2}).wait()
+        except ember.FailedPreconditionError as e:
+            errors.append(e)
+        try:
+            db.wait_for_pending_writes()
+        except ember.FailedPreconditionError as e:
+            errors.append(e)
+        done.set()
+
+    w = db.collection("c").document("y").on_snapshot(on_snapshot)
+    assert done.wait(5), "the callback returned instead of waiting for ever"
+    w.unsubscribe()
+    assert len(errors) == 2

@@ -254,7 +254,7 @@ static int enc_field_path(enc_t *e, buf_t *out) {
     for (int i = 0; i < e->depth; i++) {
         Py_ssize_t n;
         const char *s = PyUnicode_AsUTF8AndSize(e->keys[i], &n);
-        if (!s) return -1;
+        if (!s) { PyErr_Clear(); return -1; }   /* a key UTF-8 cannot encode: the message goes without the path */
         if (i > 0 && buf_byte(out, '.') < 0) return -1;
         if ((i == 0 && e->mode == ENC_UPDATE) || simple_segment(s, n)) {
             if (buf_put(out, s, (size_t)n) < 0) return -1;
@@ -293,6 +293,14 @@ static int enc_fail(enc_t *e, const char *fmt, PyObject *obj) {
         Py_DECREF(m);
     }
     return -1;
+}
+
+/* A str into the current buffer; a str UTF-8 cannot encode (a lone surrogate) fails as bad input. */
+static int enc_str(enc_t *e, PyObject *s) {
+    if (mp_pystr(e->cur, s) == 0) return 0;
+    if (!PyErr_ExceptionMatches(PyExc_UnicodeEncodeError)) return -1;
+    PyErr_Clear();
+    return enc_fail(e, "text holds a lone surrogate, which UTF-8 cannot encode", NULL);
 }
 
 static int enc_value(enc_t *e, PyObject *v);
@@ -358,41 +366,55 @@ static int enc_transform(enc_t *e, PyObject *v) {
     return rc;
 }
 
-/* Encodes a dict; returns the number of entries written, or -1. Sentinels go to transforms. */
+static Py_ssize_t enc_map(enc_t *e, PyObject *dict);
+
+/* One entry of a map: 1 when written, 0 when it left nothing in the map (a sentinel, or a map of
+ * sentinels), -1 on error. `k` and `v` are held by the caller for the call. */
+static int enc_entry(enc_t *e, PyObject *k, PyObject *v) {
+    if (!PyUnicode_Check(k)) {
+        e->keys[e->depth] = NULL;
+        return (int)enc_fail(e, "map keys must be str, not %s", k);
+    }
+    e->keys[e->depth++] = k;
+    int rc = 1;
+    if (e->mode != ENC_VALUE && !PyUnicode_CheckExact(v) && !PyLong_CheckExact(v) && !PyFloat_CheckExact(v) &&
+        !PyDict_Check(v) && is_sentinel(v)) {
+        rc = enc_transform(e, v) < 0 ? -1 : 0;
+    } else {
+        size_t mark = e->cur->len;
+        uint32_t tr_before = e->tr_count;
+        if (enc_str(e, k) < 0) rc = -1;
+        else if (PyDict_Check(v)) {
+            Py_ssize_t r = enc_map(e, v);
+            if (r < 0) rc = -1;
+            /* A map that held only sentinels: dropped for set/merge (the transforms fill it); an
+             * update keeps it empty, because the update replaces the whole map at its key. */
+            else if (r == 0 && e->tr_count > tr_before && e->mode != ENC_UPDATE) { e->cur->len = mark; rc = 0; }
+        } else if (enc_value(e, v) < 0) rc = -1;
+    }
+    e->depth--;
+    return rc;
+}
+
+/* Encodes a dict; returns the number of entries written, or -1. Sentinels go to transforms. Each
+ * key and value is held while it is encoded, and the dict must keep its size: encoding can run
+ * Python code (a tzinfo's utcoffset(), a __getattr__) that changes the dict. */
 static Py_ssize_t enc_map(enc_t *e, PyObject *dict) {
     if (e->depth >= ENC_MAX_DEPTH) return enc_fail(e, "value nested too deeply", NULL);
     size_t hdr = e->cur->len;
     static const char pad[5] = {0};
     if (buf_put(e->cur, pad, 5) < 0) return -1;
-    Py_ssize_t pos = 0, n = 0;
+    Py_ssize_t pos = 0, n = 0, size = PyDict_GET_SIZE(dict);
     PyObject *k, *v;
     while (PyDict_Next(dict, &pos, &k, &v)) {
-        if (!PyUnicode_Check(k)) {
-            e->keys[e->depth] = NULL;
-            return enc_fail(e, "map keys must be str, not %s", k);
-        }
-        e->keys[e->depth++] = k;
-        if (e->mode != ENC_VALUE && !PyUnicode_CheckExact(v) && !PyLong_CheckExact(v) && !PyFloat_CheckExact(v) &&
-            !PyDict_Check(v) && is_sentinel(v)) {
-            if (enc_transform(e, v) < 0) { e->depth--; return -1; }
-            e->depth--;
-            continue;
-        }
-        size_t mark = e->cur->len;
-        uint32_t tr_before = e->tr_count;
-        if (mp_pystr(e->cur, k) < 0) { e->depth--; return -1; }
-        if (PyDict_Check(v)) {
-            Py_ssize_t r = enc_map(e, v);
-            if (r < 0) { e->depth--; return -1; }
-            /* A map that held only sentinels: dropped for set/merge (the transforms fill it); an
-             * update keeps it empty, because the update replaces the whole map at its key. */
-            if (r == 0 && e->tr_count > tr_before && e->mode != ENC_UPDATE) { e->cur->len = mark; e->depth--; continue; }
-        } else if (enc_value(e, v) < 0) {
-            e->depth--;
-            return -1;
-        }
-        e->depth--;
-        n++;
+        Py_INCREF(k);
+        Py_INCREF(v);
+        int r = enc_entry(e, k, v);
+        Py_DECREF(k);
+        Py_DECREF(v);
+        if (r < 0) return -1;
+        n += r;
+        if (PyDict_GET_SIZE(dict) != size) return enc_fail(e, "a dict changed size while it was being encoded", NULL);
     }
     /* the real header, then close the gap */
     uint8_t h[5];
@@ -408,22 +430,28 @@ static Py_ssize_t enc_map(enc_t *e, PyObject *dict) {
     return n;
 }
 
+/* Encodes a list or tuple (from PySequence_Fast): each item held while it is encoded, and a list
+ * must keep its length (its header is written first; encoding can run Python code). */
 static int enc_seq(enc_t *e, PyObject *seq) {
     if (e->depth >= ENC_MAX_DEPTH) return enc_fail(e, "value nested too deeply", NULL);
     Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
-    PyObject **items = PySequence_Fast_ITEMS(seq);
     if (mp_header(e->cur, (size_t)n, 0x90, 15, -1, 0xDC, 0xDD) < 0) return -1;
     int saved = e->in_array;
     e->in_array = 1;
-    for (Py_ssize_t i = 0; i < n; i++) {
-        if (enc_value(e, items[i]) < 0) { e->in_array = saved; return -1; }
+    int rc = 0;
+    for (Py_ssize_t i = 0; i < n && rc == 0; i++) {
+        if (PySequence_Fast_GET_SIZE(seq) != n) { rc = enc_fail(e, "a list changed size while it was being encoded", NULL); break; }
+        PyObject *it = PySequence_Fast_GET_ITEM(seq, i);
+        Py_INCREF(it);
+        rc = enc_value(e, it) < 0 ? -1 : 0;
+        Py_DECREF(it);
     }
     e->in_array = saved;
-    return 0;
+    return rc;
 }
 
 static int enc_value(enc_t *e, PyObject *v) {
-    if (PyUnicode_CheckExact(v)) return mp_pystr(e->cur, v);
+    if (PyUnicode_CheckExact(v)) return enc_str(e, v);
     if (v == Py_None) return buf_byte(e->cur, 0xC0);
     if (v == Py_True) return buf_byte(e->cur, 0xC3);
     if (v == Py_False) return buf_byte(e->cur, 0xC2);
@@ -435,6 +463,7 @@ static int enc_value(enc_t *e, PyObject *v) {
         return mp_int(e->cur, x);
     }
     if (PyFloat_Check(v)) return mp_double(e->cur, PyFloat_AS_DOUBLE(v));
+    if (PyUnicode_Check(v)) return enc_str(e, v);   /* a str subclass (an enum.StrEnum member) */
     if (PyDict_Check(v) || PyList_Check(v) || PyTuple_Check(v)) {
         if (e->nest >= ENC_MAX_NEST)
             return enc_fail(e, "value nested too deeply (more than 64 maps and arrays inside one another, or a list or dict that contains itself)", NULL);
@@ -462,7 +491,11 @@ static int enc_value(enc_t *e, PyObject *v) {
     }
     if (PyByteArray_Check(v) || PyMemoryView_Check(v)) {
         Py_buffer view;
-        if (PyObject_GetBuffer(v, &view, PyBUF_SIMPLE) < 0) return -1;
+        if (PyObject_GetBuffer(v, &view, PyBUF_SIMPLE) < 0) {
+            if (!PyErr_ExceptionMatches(PyExc_BufferError)) return -1;
+            PyErr_Clear();
+            return enc_fail(e, "a memoryview must be C-contiguous to be stored as bytes", NULL);
+        }
         int rc = mp_header(e->cur, (size_t)view.len, -1, 0, 0xC4, 0xC5, 0xC6);
         if (rc == 0) rc = buf_put(e->cur, view.buf, (size_t)view.len);
         PyBuffer_Release(&view);

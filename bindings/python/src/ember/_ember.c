@@ -69,13 +69,30 @@ static PyObject *raise_err(const ember_error *err) { return raise_code(err->code
 
 static PyObject *raise_invalid(const char *msg) { return raise_code(EMBER_ERR_INVALID_ARGUMENT, msg); }
 
+/* Set on a thread once it ran an Ember callback: an event thread (it never waits for an acknowledgement,
+ * which only it could deliver). */
+static _Thread_local int on_event_thread;
+
+/* A str that UTF-8 cannot encode (a lone surrogate): InvalidArgumentError instead of Python's
+ * UnicodeEncodeError, as other bad input. Call right after PyUnicode_AsUTF8* failed. */
+static void unencodable(const char *what) {
+    if (!PyErr_ExceptionMatches(PyExc_UnicodeEncodeError)) return;
+    PyErr_Clear();
+    PyObject *m = PyUnicode_FromFormat("%s is not valid Unicode text (it holds a lone surrogate, which UTF-8 cannot encode)", what);
+    if (m) {
+        const char *t = PyUnicode_AsUTF8(m);
+        if (t) raise_code(EMBER_ERR_INVALID_ARGUMENT, t);
+        Py_DECREF(m);
+    }
+}
+
 /* The UTF-8 of str `o`, borrowed from it, for a NUL-terminated argument of libember: NULL with
  * InvalidArgumentError when it holds a NUL character (C would read only what precedes it: another
- * document, another file), or with UnicodeEncodeError when it holds a lone surrogate. */
+ * document, another file), or when it holds a lone surrogate. */
 static const char *c_string(PyObject *o, const char *what) {
     Py_ssize_t n = 0;
     const char *u = PyUnicode_AsUTF8AndSize(o, &n);
-    if (!u) return NULL;
+    if (!u) { unencodable(what); return NULL; }
     if ((size_t)n != strlen(u)) {
         PyObject *m = PyUnicode_FromFormat("%s must not contain a NUL character ('\\x00'): %R", what, o);
         if (m) {
@@ -301,10 +318,20 @@ static PyObject *Pending_wait(PendingObject *self, PyObject *args) {
     if (timeout != Py_None) {
         t = PyFloat_AsDouble(timeout);
         if (t == -1 && PyErr_Occurred()) return NULL;
+        if (t != t) return raise_invalid("wait(timeout): the timeout is NaN");
         if (t < 0) t = 0;
+        /* Longer than a year (inf included) waits as None does: a deadline that far cannot be
+         * expressed as a timespec everywhere. */
+        if (t > 365.0 * 86400) t = -1;
     }
     wstate *w = self->w;
     int done;
+    pthread_mutex_lock(&w->mu);
+    done = w->done;
+    pthread_mutex_unlock(&w->mu);
+    if (!done && on_event_thread)
+        return raise_code(EMBER_ERR_FAILED_PRECONDITION,
+                          "wait(): an Ember callback cannot wait for an acknowledgement, which only its own thread could deliver; wait outside the callback");
     Py_BEGIN_ALLOW_THREADS
     pthread_mutex_lock(&w->mu);
     if (t < 0) {
@@ -316,7 +343,7 @@ static PyObject *Pending_wait(PendingObject *self, PyObject *args) {
         ts.tv_sec = (time_t)end;
         ts.tv_nsec = (long)((end - (double)ts.tv_sec) * 1e9);
         while (!w->done) {
-            if (pthread_cond_timedwait(&w->cv, &w->mu, &ts) == ETIMEDOUT) break;
+            if (pthread_cond_timedwait(&w->cv, &w->mu, &ts) != 0) break;   /* ETIMEDOUT, or an error: never spin */
         }
     }
     done = w->done;
@@ -367,7 +394,9 @@ typedef enum { W_SET, W_MERGE, W_UPDATE, W_DELETE, W_CREATE } wkind;
 typedef enum { T_DB, T_BATCH, T_TX } wtarget;
 
 
-/* Field paths of merge=[...] as a C array (borrowed UTF-8 of the list's strs). */
+/* Field paths of merge=[...] as a C array: the UTF-8 of strs held by a new list (`*fast_out`, for
+ * the caller to release after the call), never of the caller's sequence, which a FieldPath's
+ * to_api_repr() may change while this runs (and which is left as it was). */
 static int merge_fields(PyObject *merge, PyObject **fast_out, const char ***fields, size_t *n) {
     *fast_out = NULL;
     *fields = NULL;
@@ -376,31 +405,47 @@ static int merge_fields(PyObject *merge, PyObject **fast_out, const char ***fiel
     PyObject *fast = PySequence_Fast(merge, "merge must be True, False or a list of field paths");
     if (!fast) return -1;
     Py_ssize_t k = PySequence_Fast_GET_SIZE(fast);
-    const char **arr = PyMem_Malloc(sizeof(char *) * (size_t)(k ? k : 1));
-    if (!arr) { Py_DECREF(fast); PyErr_NoMemory(); return -1; }
+    if (k == 0) {
+        Py_DECREF(fast);
+        raise_invalid("merge: the list of field paths must not be empty");
+        return -1;
+    }
+    PyObject *own = PyList_New(k);
+    if (!own) { Py_DECREF(fast); return -1; }
     for (Py_ssize_t i = 0; i < k; i++) {
+        if (PySequence_Fast_GET_SIZE(fast) != k) {
+            Py_DECREF(own); Py_DECREF(fast);
+            raise_invalid("merge: the list of field paths changed while it was read");
+            return -1;
+        }
         PyObject *it = PySequence_Fast_GET_ITEM(fast, i);
+        Py_INCREF(it);
         PyObject *s = it;
         if (!PyUnicode_Check(it)) {
             /* FieldPath objects: use their to_api_repr() */
             if (!PyObject_HasAttrString(it, "to_api_repr")) {
                 PyErr_Format(PyExc_TypeError, "merge: each field path must be a str or a FieldPath, not %s", Py_TYPE(it)->tp_name);
-                PyMem_Free(arr); Py_DECREF(fast); return -1;
+                Py_DECREF(it); Py_DECREF(own); Py_DECREF(fast); return -1;
             }
             s = PyObject_CallMethod(it, "to_api_repr", NULL);
-            if (!s) { PyMem_Free(arr); Py_DECREF(fast); return -1; }
-            if (PyList_SetItem(fast, i, s) < 0) { PyMem_Free(arr); Py_DECREF(fast); return -1; }
+            Py_DECREF(it);
+            if (!s) { Py_DECREF(own); Py_DECREF(fast); return -1; }
+            if (!PyUnicode_Check(s)) {
+                Py_DECREF(s); Py_DECREF(own); Py_DECREF(fast);
+                raise_invalid("merge: a FieldPath's to_api_repr() must return a str");
+                return -1;
+            }
         }
-        arr[i] = c_string(s, "merge field path");
-        if (!arr[i]) { PyMem_Free(arr); Py_DECREF(fast); return -1; }
+        PyList_SET_ITEM(own, i, s);   /* steals the reference */
     }
-    if (k == 0) {
-        PyMem_Free(arr);
-        Py_DECREF(fast);
-        raise_invalid("merge: the list of field paths must not be empty");
-        return -1;
+    Py_DECREF(fast);
+    const char **arr = PyMem_Malloc(sizeof(char *) * (size_t)k);
+    if (!arr) { Py_DECREF(own); PyErr_NoMemory(); return -1; }
+    for (Py_ssize_t i = 0; i < k; i++) {
+        arr[i] = c_string(PyList_GET_ITEM(own, i), "merge field path");
+        if (!arr[i]) { PyMem_Free(arr); Py_DECREF(own); return -1; }
     }
-    *fast_out = fast;
+    *fast_out = own;
     *fields = arr;
     *n = (size_t)k;
     return 0;
@@ -872,9 +917,6 @@ typedef struct {
  * event thread already stopped), the state stays until the interpreter clears it at exit.
  */
 static _Thread_local PyThreadState *cb_tstate;
-/* Set on a thread once it ran an Ember callback: an event thread (it never waits for an acknowledgement,
- * which only it could deliver). */
-static _Thread_local int on_event_thread;
 static _Thread_local long cb_contexts;
 
 typedef struct { int kept; PyGILState_STATE g; } cbgil;
