@@ -8,6 +8,15 @@ indirect enum RawFilter {
     case field(FieldPath, FilterOperator, Value)
     case composite(CompositeFilter.Op, [RawFilter])
 
+    /// Levels of and/or above a field filter (a field filter: 1); never more than `maxDepth`.
+    var depth: Int {
+        switch self {
+        case .field: return 1
+        case .composite(_, let parts): return 1 + (parts.map(\.depth).max() ?? 0)
+        }
+    }
+    static let maxDepth = 100
+
     /// The model filter for `q`: document-id strings become references, values are validated.
     func build(for q: Query) throws -> Filter {
         switch self {
@@ -72,8 +81,13 @@ public func ember_filter_field(_ field: UnsafePointer<CChar>?, _ op: Int32, _ fo
 }
 
 func composite(_ op: CompositeFilter.Op, _ filters: UnsafePointer<OpaquePointer?>?, _ n: Int) throws -> OpaquePointer {
+    guard n >= 0 else { throw invalid("n \(UInt(bitPattern: n)) is larger than any array") }
     if n > 0 && filters == nil { throw invalid("filters is NULL but n is \(n)") }
     let parts = try (0..<n).map { try object(filters![$0], CFilter.self, "filters[i]").raw }
+    // Bounded so that building, validating and freeing a filter never recurses past the stack.
+    if let deepest = parts.map(\.depth).max(), deepest >= RawFilter.maxDepth {
+        throw invalid("Filters nest at most \(RawFilter.maxDepth) deep (an and/or inside an and/or ...)")
+    }
     return retained(CFilter(.composite(op, parts)))
 }
 

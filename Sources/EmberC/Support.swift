@@ -34,9 +34,11 @@ func fill(_ err: UnsafeMutablePointer<ember_error>?, _ code: Int32, _ message: S
         let cap = raw.count - 1
         var bytes = message.utf8.makeIterator()
         while n < cap, let b = bytes.next() { raw[n] = b; n += 1 }
-        if n == cap, bytes.next() != nil {
-            while n > 0 && raw[n] & 0xC0 == 0x80 { n -= 1 }   // continuation bytes of a cut character
-            if n > 0 && raw[n - 1] >= 0xC0 { n -= 1 }           // ... and its lead byte
+        // Cut inside a character (the first byte that did not fit continues it): drop the bytes
+        // of that character already written, its continuation bytes and then its lead byte.
+        if n == cap, let next = bytes.next(), next & 0xC0 == 0x80 {
+            while n > 0 && raw[n - 1] & 0xC0 == 0x80 { n -= 1 }
+            if n > 0 { n -= 1 }
         }
         raw[n] = 0
     }
@@ -102,6 +104,8 @@ func decodeValue(_ p: UnsafeRawPointer?, _ len: Int, _ format: Int32, _ what: St
         guard format == Int32(EMBER_FORMAT_JSON) else { throw invalid("\(what): EMBER_NTS is only for JSON text") }
         n = strlen(p.assumingMemoryBound(to: CChar.self))
     }
+    // A size_t past what a buffer can hold (the caller's negative int, say) arrives negative here.
+    guard n >= 0 else { throw invalid("\(what): length \(UInt(bitPattern: n)) is larger than any buffer") }
     let buf = UnsafeBufferPointer(start: p.assumingMemoryBound(to: UInt8.self), count: n)
     switch format {
     case Int32(EMBER_FORMAT_MSGPACK):

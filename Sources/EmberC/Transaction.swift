@@ -6,26 +6,33 @@ import EmberCore
 // reads at the backend, buffered writes, retries by the core (TransactionContext).
 
 final class CTransaction: Counted {
-    let context: TransactionContext
+    private let context: TransactionContext
     /// The first write refused while buffering: it fails the commit even if the function ignores it.
     var firstError: EmberError?
     var valid = true
+    /// Serializes the function's calls on this handle (the header lets them come from any
+    /// thread; the context's read set and buffered writes are not thread-safe).
+    let lock = Lock()
 
     init(_ context: TransactionContext) { self.context = context }
 
-    func use() throws -> TransactionContext {
-        guard valid else { throw EmberError(.failedPrecondition, "The transaction is over: use it only inside its function.") }
-        return context
+    /// Runs `body` with the context, one call at a time.
+    func use<T>(_ body: (TransactionContext) throws -> T) throws -> T {
+        try lock.withLock {
+            guard valid else { throw EmberError(.failedPrecondition, "The transaction is over: use it only inside its function.") }
+            return try body(context)
+        }
     }
 
     func write(_ make: () throws -> Mutation) throws -> Bool {
-        let ctx = try use()
-        do { ctx.write(try make()) } catch {
-            let e = error as? EmberError ?? EmberError(.internal, "\(error)")
-            if firstError == nil { firstError = e }
-            throw e
+        try use { ctx in
+            do { ctx.write(try make()) } catch {
+                let e = error as? EmberError ?? EmberError(.internal, "\(error)")
+                if firstError == nil { firstError = e }
+                throw e
+            }
+            return true
         }
-        return true
     }
 }
 
@@ -38,7 +45,7 @@ public func ember_db_run_transaction(_ db: OpaquePointer?, _ maxAttempts: Int32,
         if maxAttempts < 0 { throw invalid("max_attempts must be 0 (default 5) or positive, got \(maxAttempts)") }
         try client.runTransaction(maxAttempts: maxAttempts == 0 ? 5 : Int(maxAttempts)) { context in
             let tx = CTransaction(context)
-            defer { tx.valid = false }
+            defer { tx.lock.withLock { tx.valid = false } }
             var reason = errorValue(nil)
             let ok = withExtendedLifetime(tx) { fn(unretained(tx), ctx, &reason) }
             if let e = tx.firstError { throw e }
@@ -56,7 +63,7 @@ public func ember_transaction_get(_ t: OpaquePointer?, _ path: UnsafePointer<CCh
     wrap(err, nil) {
         let tx = try object(t, CTransaction.self, "tx")
         let key = try DocumentKey(parsing: try text(path, "path"))
-        let d = try tx.use().get(key)
+        let d = try tx.use { try $0.get(key) }
         return retained(CDocument(key: key, document: d, fromCache: false))
     }
 }

@@ -191,6 +191,7 @@ func makeMutation(path: UnsafePointer<CChar>?, kind: WriteKind, format: Int32,
 /// The merge fields given as C strings (NULL with 0: merge everything).
 func mergeFields(_ fields: UnsafePointer<UnsafePointer<CChar>?>?, _ n: Int) throws -> [FieldPath]? {
     if n == 0 { return nil }
+    guard n > 0 else { throw invalid("n_fields \(UInt(bitPattern: n)) is larger than any array") }
     guard let fields else { throw invalid("fields is NULL but n_fields is \(n)") }
     return try (0..<n).map { try parseFieldPath(fields[$0], "fields[\($0)]") }
 }
