@@ -11,8 +11,11 @@ import EmberCore
 final class ListenerContext: Counted, @unchecked Sendable {
     let ctx: UnsafeMutableRawPointer?
     let ctxFree: ember_ctx_free?
-    /// Set when the listener failed to start: its context stays the caller's (no ctx_free).
-    let abandoned = Atomic<Bool>(false)
+    /// Who owns `ctx` once the listener is over: 0 undecided; 1 the caller (the listener failed
+    /// to start: no ctx_free); 2 this listener, whose onGone called ctx_free. Decided once.
+    let owner = Atomic<Int>(0)
+    /// Gives `ctx` back to the caller; false when onGone already freed it.
+    func abandon() -> Bool { owner.compareExchange(expected: 0, desired: 1, ordering: .acquiringAndReleasing).exchanged }
     init(_ ctx: UnsafeMutableRawPointer?, _ ctxFree: ember_ctx_free?) { self.ctx = ctx; self.ctxFree = ctxFree }
 }
 
@@ -35,7 +38,8 @@ enum Listeners {
 
     static func abandon(_ id: UInt64) { _ = lock.withLock { starting.remove(id) } }
 
-    /// Records a started listener; false when it is already gone or its database closed.
+    /// Records a started listener; false when it is already gone or its database closed (the
+    /// token is then left to the caller, who decides who owns the context before ending it).
     static func insert(_ id: UInt64, _ token: ListenerToken, _ db: DBHandle) -> Bool {
         let kept: Bool = lock.withLock {
             starting.remove(id)
@@ -43,7 +47,10 @@ enum Listeners {
             table[id] = (token, db)
             return true
         }
-        if kept && !db.add(id) { remove(id); return false }
+        if kept && !db.add(id) {
+            _ = lock.withLock { table.removeValue(forKey: id) }
+            return false
+        }
         return kept
     }
 
@@ -92,22 +99,29 @@ enum Listeners {
         let token = client.makeListenerToken(onGone: {
             Listeners.gone(id)
             onGone?(id)
-            if !context.abandoned.load(ordering: .acquiring), let f = context.ctxFree { f(context.ctx) }
+            if context.owner.compareExchange(expected: 0, desired: 2, ordering: .acquiringAndReleasing).exchanged,
+               let f = context.ctxFree { f(context.ctx) }
         })
         // Its first callbacks wait until this call returns (the caller then has the token).
         token.holdCallbacksUntilStarted()
         defer { token.started() }
         if !insert(id, token, db) {
-            // The database closed meanwhile: the listener ends at once.
+            // The database closed meanwhile: the listener does not start, and the context stays
+            // the caller's, decided before the token's end can call ctx_free.
+            _ = context.abandon()
             token.remove()
+            throw EmberError(.failedPrecondition, "The database is closed.")
         }
         do {
             try begin(id, token)
         } catch {
-            context.abandoned.store(true, ordering: .releasing)
+            // The context goes back to the caller unless the listener already ended (the
+            // database closed while it started) and its ctx_free ran: then the call succeeds
+            // with a listener that is over, so that ctx_free is never called for a failed call.
+            let giveBack = context.abandon()
             remove(id)
             token.remove()
-            throw error
+            if giveBack { throw error }
         }
         return id
     }

@@ -192,9 +192,42 @@ static void eight_threads(void) {
     ember_db_release(db);
 }
 
+
+/* Adding listeners while another thread closes the database: an add that fails never has its
+ * ctx_free called (the caller keeps the context); one that succeeds has it called once. The
+ * close used to end a listener being added, call its ctx_free, and then fail the add. */
+typedef struct { atomic_int freed; } race_ctx;
+static void race_free(void *p) { atomic_fetch_add(&((race_ctx *)p)->freed, 1); }
+static void race_cb(void *ctx, const ember_document *doc, const ember_error *error) { (void)ctx; (void)doc; (void)error; }
+
+static void adds_racing_a_close(void) {
+    enum { N = 400 };
+    for (int round = 0; round < 40; round++) {
+        ember_error err;
+        ember_db *db = open_db();
+        race_ctx *ctxs = calloc(N, sizeof *ctxs);
+        int added[N];
+        closer c;
+        pthread_t th;
+        c.db = db;
+        c.delay_ms = 1 + round % 4;
+        pthread_create(&th, NULL, close_later, &c);
+        for (int i = 0; i < N; i++) {
+            atomic_init(&ctxs[i].freed, 0);
+            added[i] = ember_doc_listen(db, "c/a", 0, race_cb, &ctxs[i], race_free, &err) != 0;
+            if (!added[i]) CHECK(atomic_load(&ctxs[i].freed) == 0);
+        }
+        pthread_join(th, NULL);
+        ember_db_release(db);
+        for (int i = 0; i < N; i++) CHECK(atomic_load(&ctxs[i].freed) == (added[i] ? 1 : 0));
+        free(ctxs);
+    }
+}
+
 void run_threads(void) {
     RUN(remove_while_running);
     RUN(close_from_other_thread);
     RUN(eight_threads);
     RUN(paths_from_eight_threads);
+    RUN(adds_racing_a_close);
 }
