@@ -9,11 +9,6 @@ import EmberStorage
 /// issued, written once per lease rather than by every commit, and a reopened backend's versions
 /// continue above every version issued before.
 final class BackendClockTests: XCTestCase {
-    private final class SilentClient: BackendClient, @unchecked Sendable {
-        let queue = DispatchQueue(label: "test.clock.client")
-        func backend(_ link: any BackendLink, didSend event: BackendEvent) {}
-    }
-
     private func commit(_ conn: BackendConnection, _ i: Int, file: StaticString = #filePath, line: UInt = #line) -> Int64? {
         let m = Mutation(key: try! DocumentKey(parsing: "c/d\(i % 7)"), kind: .set(MapValue(["v": .int(Int64(i))])))
         guard case .acknowledged(.commit(let version, _, _)) = conn.commitNow(MutationBatch(batchId: Int64(i + 1), localWriteTime: 0, mutations: [m])) else {
@@ -24,16 +19,11 @@ final class BackendClockTests: XCTestCase {
     }
 
     func testTheStoredClockCoversEveryVersionAndIsWrittenOncePerLease() throws {
-        let dir = NSTemporaryDirectory() + "ember-clock-\(getpid())-\(UInt64.random(in: 0..<UInt64.max))"
-        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: dir) }
-        let path = dir + "/db.ember"
+        let dir = try TemporaryDirectory("clock")
         var versions: [Int64] = []
         do {
-            let p = try SQLitePersistence(path: path)
-            let backend = Backend(persistence: p)
-            let client = SilentClient()
-            let conn = backend.connect(client: client, queue: client.queue)
+            let db = try DurableBackend(path: dir.database)
+            let p = db.persistence, conn = db.connection
             var marks = Set<Int64>()
             let start = Date()
             for i in 0..<60 {
@@ -46,21 +36,15 @@ final class BackendClockTests: XCTestCase {
             // One mark per lease of versions, not one per commit.
             let micros = Int64(Date().timeIntervalSince(start) * 1_000_000)
             XCTAssertLessThanOrEqual(Int64(marks.count), micros / Backend.clockLease + 2, "\(marks.count) marks")
-            conn.disconnect()
-            backend.flush()
-            p.close()
+            db.close(storingExactClock: false)
         }
         XCTAssertEqual(versions, versions.sorted())
         XCTAssertEqual(Set(versions).count, versions.count)
-        let q = try SQLitePersistence(path: path)
-        defer { q.close() }
-        let backend = Backend(persistence: q)
-        let client = SilentClient()
-        let conn = backend.connect(client: client, queue: client.queue)
-        defer { conn.disconnect(); backend.flush() }
-        let after = try XCTUnwrap(commit(conn, 100))
+        let db = try DurableBackend(path: dir.database)
+        defer { db.close(storingExactClock: false) }
+        let after = try XCTUnwrap(commit(db.connection, 100))
         XCTAssertGreaterThan(after, versions.last!)
-        XCTAssertGreaterThanOrEqual(try XCTUnwrap(q.metadata(PersistenceKey.backendVersion)), after)
+        XCTAssertGreaterThanOrEqual(try XCTUnwrap(db.persistence.metadata(PersistenceKey.backendVersion)), after)
     }
 
     /// A refused commit gives its version back: the backend hands out `lastVersion` as a read
@@ -68,16 +52,11 @@ final class BackendClockTests: XCTestCase {
     /// so a version taken by a refusal would be handed out, not covered, and issued again after
     /// a reopen (a resuming listener would skip that write).
     func testARefusedCommitGivesItsVersionBack() throws {
-        let dir = NSTemporaryDirectory() + "ember-clock-\(getpid())-\(UInt64.random(in: 0..<UInt64.max))"
-        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: dir) }
-        let path = dir + "/db.ember"
+        let dir = try TemporaryDirectory("clock")
         let committed: Int64
         do {
-            let p = try SQLitePersistence(path: path)
-            let backend = Backend(persistence: p)
-            let client = SilentClient()
-            let conn = backend.connect(client: client, queue: client.queue)
+            let db = try DurableBackend(path: dir.database)
+            let backend = db.backend, conn = db.connection
             committed = try XCTUnwrap(commit(conn, 0))
             let update = Mutation(key: try DocumentKey(parsing: "c/missing"),
                                   kind: .patch(MapValue(["x": .int(1)]), mask: [try FieldPath(parsing: "x")]),
@@ -89,41 +68,29 @@ final class BackendClockTests: XCTestCase {
                 XCTAssertEqual(e.code, .notFound)
             }
             XCTAssertEqual(backend.queue.sync { backend.lastVersion }, committed, "what a read is given is the last stored commit's version")
-            XCTAssertGreaterThanOrEqual(try XCTUnwrap(p.metadata(PersistenceKey.backendVersion)), committed)
-            conn.disconnect()
-            backend.flush()
-            backend.storeExactClock()
-            p.close()
+            XCTAssertGreaterThanOrEqual(try XCTUnwrap(db.persistence.metadata(PersistenceKey.backendVersion)), committed)
+            db.close(storingExactClock: true)
         }
-        let q = try SQLitePersistence(path: path)
-        defer { q.close() }
-        let backend = Backend(persistence: q)
-        let client = SilentClient()
-        let conn = backend.connect(client: client, queue: client.queue)
-        defer { conn.disconnect(); backend.flush() }
-        XCTAssertGreaterThan(try XCTUnwrap(commit(conn, 1)), committed)
+        let db = try DurableBackend(path: dir.database)
+        defer { db.close(storingExactClock: false) }
+        XCTAssertGreaterThan(try XCTUnwrap(commit(db.connection, 1)), committed)
     }
 
     func testOpeningAndClosingAgainAndAgainKeepsTheClockAtTheWallClock() throws {
         // Each clean close stores the exact last version: without it, every reopen would start a
         // lease ahead and twenty cycles would run twenty leases ahead of the wall clock.
-        let dir = NSTemporaryDirectory() + "ember-clock-\(getpid())-\(UInt64.random(in: 0..<UInt64.max))"
-        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let dir = try TemporaryDirectory("clock")
         var last: Int64 = 0
         for cycle in 0..<20 {
-            let p = try SQLitePersistence(path: dir + "/db.ember")
-            let backend = Backend(persistence: p)
-            let client = SilentClient()
-            let conn = backend.connect(client: client, queue: client.queue)
-            guard let v = commit(conn, cycle) else { return }
+            let db = try DurableBackend(path: dir.database)
+            guard let v = commit(db.connection, cycle) else { return }
             XCTAssertGreaterThan(v, last)
             last = v
-            conn.disconnect()
-            backend.flush()
-            backend.storeExactClock()
-            XCTAssertEqual(p.metadata(PersistenceKey.backendVersion), v)
-            p.close()
+            db.connection.disconnect()
+            db.backend.flush()
+            db.backend.storeExactClock()
+            XCTAssertEqual(db.persistence.metadata(PersistenceKey.backendVersion), v)
+            db.persistence.close()
         }
         var ts = timespec()
         clock_gettime(CLOCK_REALTIME, &ts)

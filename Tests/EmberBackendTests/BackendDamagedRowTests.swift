@@ -9,11 +9,6 @@ import EmberModel
 /// fails the commit with `dataLoss` and stays as it is (read as absent, an update would be
 /// refused as "not found" and a merge would replace the document, its create time reset).
 final class BackendDamagedRowTests: XCTestCase {
-    private final class SilentClient: BackendClient, @unchecked Sendable {
-        let queue = DispatchQueue(label: "test.damaged.client")
-        func backend(_ link: any BackendLink, didSend event: BackendEvent) {}
-    }
-
     private func storedData(_ p: SQLitePersistence) -> [UInt8]? {
         p.access(nil) { db in
             let st = try db.statement("SELECT data FROM backend_docs WHERE id = 'bad'")
@@ -23,31 +18,19 @@ final class BackendDamagedRowTests: XCTestCase {
     }
 
     func testACommitOnADamagedRowFailsAndLeavesTheRow() throws {
-        let dir = NSTemporaryDirectory() + "ember-damaged-\(getpid())-\(UInt64.random(in: 0..<UInt64.max))"
-        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: dir) }
-        let path = dir + "/db.ember"
+        let dir = try TemporaryDirectory("damaged")
         let key = try DocumentKey(parsing: "c/bad")
         do {
-            let p = try SQLitePersistence(path: path, sharedDocuments: true)
-            let backend = Backend(persistence: p)
-            let client = SilentClient()
-            let conn = backend.connect(client: client, queue: client.queue)
-            guard case .acknowledged = conn.commitNow(MutationBatch(batchId: 1, localWriteTime: 0,
+            let db = try DurableBackend(path: dir.database, sharedDocuments: true)
+            guard case .acknowledged = db.connection.commitNow(MutationBatch(batchId: 1, localWriteTime: 0,
                 mutations: [Mutation(key: key, kind: .set(MapValue(["keep": .int(1)])))])) else { return XCTFail("the set was not stored") }
-            conn.disconnect()
-            backend.flush()
-            backend.storeExactClock()
-            XCTAssertTrue(p.access(false) { db in try db.exec("UPDATE backend_docs SET data = x'81a361' WHERE id = 'bad'"); return true })
-            p.close()
+            XCTAssertTrue(db.persistence.access(false) { db in try db.exec("UPDATE backend_docs SET data = x'81a361' WHERE id = 'bad'"); return true })
+            db.close(storingExactClock: true)
         }
         // Reopened: the store's recent rows do not know the row.
-        let p = try SQLitePersistence(path: path, sharedDocuments: true)
-        defer { p.close() }
-        let backend = Backend(persistence: p)
-        let client = SilentClient()
-        let conn = backend.connect(client: client, queue: client.queue)
-        defer { conn.disconnect(); backend.flush() }
+        let db = try DurableBackend(path: dir.database, sharedDocuments: true)
+        defer { db.close(storingExactClock: false) }
+        let p = db.persistence, conn = db.connection
         let x = try FieldPath(parsing: "x")
         let writes: [(String, Mutation)] = [
             ("a merge", Mutation(key: key, kind: .patch(MapValue(["x": .int(1)]), mask: [x]))),
