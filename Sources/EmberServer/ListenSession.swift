@@ -302,8 +302,12 @@ final class ListenSession: BackendClient, @unchecked Sendable {
         var latest: [DocumentKey: Document] = [:]
         for d in documents { latest[d.key] = d }
         for t in targets.values where t.pending == 0 {
+            // The changed documents the client held in this target before the commit: one pushed
+            // out of a limit window below must then be removed, not merely left unsent.
+            var heldBefore = Set<DocumentKey>()
             for d in documents {
                 let was = t.keys.contains(d.key)
+                if was { heldBefore.insert(d.key) }
                 if t.matches(d) {
                     if var w = t.window { _ = w.remove(d.key); _ = w.insert(d); t.window = w }
                     t.keys.insert(d.key)
@@ -314,14 +318,19 @@ final class ListenSession: BackendClient, @unchecked Sendable {
                     removed[d.key, default: []].append(t.id)
                 }
             }
-            // A limit query's window keeps `limit` documents: what a newcomer pushed out leaves.
+            // A limit query's window keeps `limit` documents: whatever sorts past the edge now (a
+            // newcomer, or a held document that moved) leaves it. The client is told of the
+            // removal when it held the document before this commit (whether or not the commit
+            // changed it); a document that entered and left within the commit is never sent.
             if var w = t.window, let limit = t.query?.limit, w.count > limit {
                 let keep = Set(w.window(limit: limit, type: t.query!.limitType).map { $0.key })
                 for d in w.window(limit: nil, type: .first) where !keep.contains(d.key) {
                     _ = w.remove(d.key)
                     t.keys.remove(d.key)
-                    if let i = added[d.key]?.firstIndex(of: t.id) { added[d.key]!.remove(at: i) } else { removed[d.key, default: []].append(t.id) }
-                    if latest[d.key] == nil { latest[d.key] = d }
+                    if let i = added[d.key]?.firstIndex(of: t.id) { added[d.key]!.remove(at: i) }
+                    let changed = latest[d.key] != nil
+                    if !changed || heldBefore.contains(d.key) { removed[d.key, default: []].append(t.id) }
+                    if !changed { latest[d.key] = d }
                 }
                 t.window = w
             }
