@@ -60,6 +60,7 @@ public final class DocumentReference: @unchecked Sendable {
         var parsed = try UserData.parseSet(data, merge: merge || mergeFields != nil)
         if let fields = mergeFields {
             let paths = try fields.map(UserData.fieldPath)
+            try MergeFieldDeletes.check(parsed.deletes, selectedBy: paths)
             for p in paths where parsed.data.value(at: p) == nil && !parsed.mask.contains(p) && !parsed.transforms.contains(where: { $0.path == p }) {
                 throw EmberError.invalidArgument("Field '\(p)' is specified in your field mask but missing from your input data.")
             }

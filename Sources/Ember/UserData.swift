@@ -9,6 +9,8 @@ enum UserData {
         var data = MapValue()
         var mask: [EmberModel.FieldPath] = []
         var transforms: [FieldTransform] = []
+        /// The fields FieldValue.delete() names (also in `mask`).
+        var deletes: [EmberModel.FieldPath] = []
     }
 
     /// Parses a document for set / set-merge: nested dictionaries are maps, sentinels are collected.
@@ -54,6 +56,7 @@ enum UserData {
         case .delete:
             if !inMerge { throw EmberError.invalidArgument("FieldValue.delete() can only be used with updateData() and setData(merge: true) (field '\(path)').") }
             p.mask.append(path)
+            p.deletes.append(path)
         case .serverTimestamp: p.transforms.append(FieldTransform(path: path, op: .serverTimestamp))
         case .increment(let v): p.transforms.append(FieldTransform(path: path, op: .increment(v)))
         case .arrayUnion(let a): p.transforms.append(FieldTransform(path: path, op: .arrayUnion(try a.map { try plainValue($0, path: path.canonical) })))

@@ -146,6 +146,7 @@ func makeMutation(path: UnsafePointer<CChar>?, kind: WriteKind, format: Int32,
                     throw invalid("Invalid merge fields: '\(f)' and '\(g)' overlap (one is a prefix of the other or they are equal).")
                 }
             }
+            try MergeFieldDeletes.check(deletes, selectedBy: fields)
             for f in fields where input.value(at: f) == nil {
                 if specs.contains(where: { $0.0 == f }) { continue }
                 // Only transforms under it (their map held nothing else): the merge field

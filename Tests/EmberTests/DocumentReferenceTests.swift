@@ -62,6 +62,23 @@ final class DocumentReferenceTests: XCTestCase {
         XCTAssertSame(data(ref), ["count": 3, "other": 1])
     }
 
+    /// Firestore's conformance cases set-del-nomerge and set-del-nonleaf: a delete must itself be
+    /// a merge field; one another merge field's value holds, or none selects, is refused.
+    func testMergeFieldsRefuseADeleteTheyDoNotName() {
+        let ref = db.document("cities/SF")
+        set(ref, ["a": 0, "b": 0, "h": ["g": 0, "k": 0]])
+        let unselected = waitError { ref.setData(["a": 1, "b": FieldValue.delete()], mergeFields: ["a"], completion: $0) }
+        XCTAssertEqual(code(unselected), .invalidArgument)
+        XCTAssertTrue("\(unselected!)".contains("'b'"), "\(unselected!)")
+        let inside = waitError { ref.setData(["h": ["g": FieldValue.delete()]], mergeFields: ["h"], completion: $0) }
+        XCTAssertEqual(code(inside), .invalidArgument)
+        XCTAssertTrue("\(inside!)".contains("'h.g'"), "\(inside!)")
+        XCTAssertSame(data(ref), ["a": 0, "b": 0, "h": ["g": 0, "k": 0]])
+        // Named itself, the same delete is applied.
+        XCTAssertNil(waitError { ref.setData(["a": 1, "h": ["g": FieldValue.delete()]], mergeFields: ["a", "h.g"], completion: $0) })
+        XCTAssertSame(data(ref), ["a": 1, "b": 0, "h": ["k": 0]])
+    }
+
     func testMergeFieldMissingFromTheDataIsInvalid() {
         let ref = db.document("cities/SF")
         XCTAssertEqual(code(waitError { ref.setData(["a": 1], mergeFields: ["b"], completion: $0) }), .invalidArgument)

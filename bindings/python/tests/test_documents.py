@@ -159,6 +159,19 @@ def test_merge_true_and_fields(db):
         sf.set({"a": 1}, merge=[])
 
 
+def test_merge_fields_refuse_a_delete_they_do_not_name(db):
+    # Firestore's conformance cases set-del-nomerge and set-del-nonleaf.
+    sf = db.document("cities/SF")
+    sf.set({"a": 0, "b": 0, "h": {"g": 0, "k": 0}})
+    with pytest.raises(ember.InvalidArgumentError, match="'b'"):
+        sf.set({"a": 1, "b": ember.DELETE_FIELD}, merge=["a"])
+    with pytest.raises(ember.InvalidArgumentError, match="'h.g'"):
+        sf.set({"h": {"g": ember.DELETE_FIELD}}, merge=["h"])
+    assert sf.get().to_dict() == {"a": 0, "b": 0, "h": {"g": 0, "k": 0}}
+    sf.set({"a": 1, "h": {"g": ember.DELETE_FIELD}}, merge=["a", "h.g"]).wait(5)
+    assert sf.get().to_dict() == {"a": 1, "b": 0, "h": {"k": 0}}
+
+
 def test_update_field_paths_and_every_transform(db):
     sf = db.document("cities/SF")
     sf.set({"population": 1, "tags": ["east"], "old": 1, "regions": {"x": 1}, "nums": [1, 2, 1]})
