@@ -23,15 +23,17 @@ final class TokenVerifierTests: XCTestCase {
         var iss: IssuerClaim
         var iat: IssuedAtClaim
         var exp: ExpirationClaim
+        var nbf: NotBeforeClaim?
         var admin: Bool?
         func verify(using algorithm: some JWTAlgorithm) throws {}
     }
 
-    static func claims(sub: String? = "alice", iat: Double = 0, exp: Double = 3600, admin: Bool? = nil) -> Claims {
+    static func claims(sub: String? = "alice", iat: Double = 0, exp: Double = 3600, nbf: Double? = nil, admin: Bool? = nil) -> Claims {
         let now = Date()
         return Claims(sub: sub.map { SubjectClaim(value: $0) }, aud: .init(value: "demo-ember"),
                       iss: .init(value: "https://securetoken.google.com/demo-ember"),
-                      iat: .init(value: now.addingTimeInterval(iat)), exp: .init(value: now.addingTimeInterval(exp)), admin: admin)
+                      iat: .init(value: now.addingTimeInterval(iat)), exp: .init(value: now.addingTimeInterval(exp)),
+                      nbf: nbf.map { .init(value: now.addingTimeInterval($0)) }, admin: admin)
     }
 
     static func hs256(_ c: Claims, secret: [UInt8] = secret) async throws -> String {
@@ -96,6 +98,10 @@ final class TokenVerifierTests: XCTestCase {
         await assertUnauthenticated(v, "Bearer " + expired, "expired")
         let future = try await TokenVerifierTests.hs256(TokenVerifierTests.claims(iat: 600))
         await assertUnauthenticated(v, "Bearer " + future, "issued in the future")
+        let notYet = try await TokenVerifierTests.hs256(TokenVerifierTests.claims(nbf: 600))
+        await assertUnauthenticated(v, "Bearer " + notYet, "nbf in the future")
+        let nbfEdge = try await TokenVerifierTests.hs256(TokenVerifierTests.claims(nbf: 10))
+        guard case .user = try await v.caller(authorization: "Bearer " + nbfEdge) else { return XCTFail("nbf within the leeway") }
         let noSub = try await TokenVerifierTests.hs256(TokenVerifierTests.claims(sub: nil))
         await assertUnauthenticated(v, "Bearer " + noSub, "no sub")
         let emptySub = try await TokenVerifierTests.hs256(TokenVerifierTests.claims(sub: ""))
@@ -147,6 +153,12 @@ final class TokenVerifierTests: XCTestCase {
             guard case .user(let t) = try await v.caller(authorization: "Bearer " + token) else { return XCTFail("not a user") }
             XCTAssertEqual(t.auth.uid, "bob")
         }
+        // Not valid yet (nbf ten minutes ahead), whichever key signed it.
+        let later = TokenVerifierTests.claims(sub: "bob", nbf: 600)
+        let esLater = try await JWTKeyCollection().add(ecdsa: ec, kid: "ec1").sign(later, kid: "ec1")
+        let rsLater = try await JWTKeyCollection().add(rsa: rsa, digestAlgorithm: .sha256, kid: "rsa1").sign(later, kid: "rsa1")
+        await assertUnauthenticated(v, "Bearer " + esLater, "ES256 with nbf in the future")
+        await assertUnauthenticated(v, "Bearer " + rsLater, "RS256 with nbf in the future")
         // Another EC key under the same kid does not verify.
         let forged = try await JWTKeyCollection().add(ecdsa: ES256PrivateKey(), kid: "ec1").sign(claims, kid: "ec1")
         await assertUnauthenticated(v, "Bearer " + forged, "another EC key")

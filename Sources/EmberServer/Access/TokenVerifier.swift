@@ -7,7 +7,7 @@ import JWTKit
 /// Responsible for: turning an `authorization` header into a `Caller`. `Bearer <admin token>` is
 /// the admin; any other bearer value must be a JWT signed with HS256 by the shared secret or with
 /// RS256/ES256 by the key of the JWKS its `kid` names (the header's `alg` picks which, so one
-/// kind of key is never used as another), with `exp` in the future and `iat` (and `auth_time`) not in it, each within
+/// kind of key is never used as another), with `exp` in the future and `iat`, `nbf` and `auth_time` not in it, each within
 /// `leeway`, and a non-empty `sub` (the uid). No header is the anonymous caller; anything else
 /// is UNAUTHENTICATED. `request.auth.token` gets every claim. A token that verified is
 /// remembered until it expires (`TokenCache`), so a client's later calls skip the check.
@@ -98,6 +98,10 @@ struct TokenVerifier: Sendable {
         guard exp + Self.leeway > t else { throw unauthenticated("the token has expired") }
         guard let iat = claims.seconds("iat") else { throw unauthenticated("the token has no 'iat'") }
         guard iat - Self.leeway <= t else { throw unauthenticated("the token was issued in the future") }
+        if claims.claims["nbf"] != nil {
+            guard let nbf = claims.seconds("nbf") else { throw unauthenticated("the token's 'nbf' is not a number") }
+            guard nbf - Self.leeway <= t else { throw unauthenticated("the token is not valid yet ('nbf' is in the future)") }
+        }
         if let authTime = claims.seconds("auth_time"), authTime - Self.leeway > t {
             throw unauthenticated("the token's auth_time is in the future")
         }
