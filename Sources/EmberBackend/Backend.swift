@@ -195,15 +195,21 @@ public final class Backend: @unchecked Sendable {
         // on commits that have no authorizer).
         func read(_ key: DocumentKey) -> Document? { store.get(key).flatMap { $0.exists ? $0 : nil } }
         var current: (mutation: Mutation, state: Document?)?
+        // A set was checked whole by the client; a patch or transform can grow the stored
+        // document past the limits, which only the merged result shows. That error depends on
+        // what is stored (it names the merged size), so it is raised only after the rules
+        // allowed the whole commit: a caller they refuse learns nothing of the document.
+        var limitError: EmberError?
         do {
             for (j, m) in mutations.enumerated() {
                 let i = slotOf[j]
                 if authorize != nil { current = (m, after[i] ?? before[i]) }
                 if let result = try m.applyAtBackend(to: after[i] ?? before[i], commitTime: version) {
-                    // A set was checked whole by the client; a patch or transform can grow the
-                    // stored document past the limits, which only the merged result shows.
-                    if result.exists, !m.transforms.isEmpty || m.isPatch {
-                        try DocumentLimits.validate(key: m.key, data: result.data)
+                    if limitError == nil, result.exists, !m.transforms.isEmpty || m.isPatch {
+                        do { try DocumentLimits.validate(key: m.key, data: result.data) } catch let e as EmberError {
+                            limitError = e
+                            if authorize == nil { throw e }
+                        }
                     }
                     after[i] = result
                 }
@@ -229,6 +235,7 @@ public final class Backend: @unchecked Sendable {
                 if let refusal = authorize(key, before[i].flatMap { $0.exists ? $0 : nil }, a, version, read) { return .failure(refusal) }
             }
         }
+        if let limitError { return .failure(limitError) }
         // A document the commit leaves with the same contents is not changed (Firestore keeps
         // its update time and tells no listener): only its writer's acknowledgement carries it.
         var unchanged: [Bool] = Array(repeating: false, count: order.count)

@@ -18,9 +18,9 @@ final class ServerTests: XCTestCase {
         try await Self.serve(path: path, body)
     }
 
-    /// Runs `body` against a fresh in-memory server on a free port.
-    static func serve(path: String? = nil, _ body: @escaping @Sendable (FirestoreClient, EmberServer) async throws -> Void) async throws {
-        let server = try await EmberServer(configuration: .init(host: "127.0.0.1", port: 0, path: path))
+    /// Runs `body` against a fresh in-memory server on a free port (with `rules`, if given).
+    static func serve(path: String? = nil, rules: String? = nil, _ body: @escaping @Sendable (FirestoreClient, EmberServer) async throws -> Void) async throws {
+        let server = try await EmberServer(configuration: .init(host: "127.0.0.1", port: 0, path: path, rules: rules))
         let serving = Task { try await server.run() }
         let port = try await server.listeningPort
         do {
