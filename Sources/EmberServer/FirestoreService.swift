@@ -33,7 +33,7 @@ final class FirestoreService: FS.SimpleServiceProtocol, @unchecked Sendable {
             if case .readTime(let t)? = request.consistencySelector { try await refuseHistory(t) }
             let (docs, _) = await door.lookup([key])
             try access.checkGet(Caller.current, db, docs)
-            if case .transaction(let t)? = request.consistencySelector { try transactions.noteReads(t, db: db, documents: docs) }
+            if case .transaction(let t)? = request.consistencySelector { try transactions.noteReads(Caller.current, t, db: db, documents: docs) }
             guard let d = docs.first, d.exists else {
                 throw EmberError(.notFound, "Document \"\(request.name)\" not found.")
             }
@@ -57,7 +57,7 @@ final class FirestoreService: FS.SimpleServiceProtocol, @unchecked Sendable {
             let txn = try transaction(for: request.consistencySelector, db: db)
             let (docs, version) = await door.lookup(keys)
             try access.checkGet(Caller.current, db, docs)
-            if let txn { try transactions.noteReads(txn.id, db: db, documents: docs) }
+            if let txn { try transactions.noteReads(Caller.current, txn.id, db: db, documents: docs) }
             let codec = WireCodec(db: db)
             let fields = try mask(request.hasMask ? request.mask : nil, db)
             var first = true
@@ -93,7 +93,7 @@ final class FirestoreService: FS.SimpleServiceProtocol, @unchecked Sendable {
                                  query: RulesQuery(limit: request.pageSize > 0 ? Int(request.pageSize) : nil))
             let collection = db.internalPath(parent.appending(request.collectionID))
             let (docs, _) = await door.run(Query(collection: collection))
-            if case .transaction(let t)? = request.consistencySelector { try transactions.noteReads(t, db: db, documents: docs) }
+            if case .transaction(let t)? = request.consistencySelector { try transactions.noteReads(Caller.current, t, db: db, documents: docs) }
             let codec = WireCodec(db: db)
             var names: [(String, Document?)] = docs.map { (codec.db.name(of: $0.key), $0) }
             if request.showMissing {
@@ -185,7 +185,7 @@ final class FirestoreService: FS.SimpleServiceProtocol, @unchecked Sendable {
             let mutations = try request.writes.map(writes.mutation)
             var reads: [DocumentKey: Int64] = [:]
             if !request.transaction.isEmpty {
-                let t = try transactions.finish(request.transaction, db: db)
+                let t = try transactions.finish(Caller.current, request.transaction, db: db)
                 if t.readOnly, !mutations.isEmpty { throw EmberError.invalidArgument("Cannot modify entities in a read-only transaction.") }
                 reads = t.reads
             }
@@ -239,7 +239,7 @@ final class FirestoreService: FS.SimpleServiceProtocol, @unchecked Sendable {
             let db = try DatabaseName(parsing: request.database)
             if case .readOnly(let ro)? = request.options.mode, case .readTime(let t)? = ro.consistencySelector { try await refuseHistory(t) }
             var out = Google_Firestore_V1_BeginTransactionResponse()
-            out.transaction = transactions.begin(db: db, readOnly: isReadOnly(request.options))
+            out.transaction = try transactions.begin(Caller.current, db: db, readOnly: isReadOnly(request.options))
             return out
         }
     }
@@ -252,7 +252,7 @@ final class FirestoreService: FS.SimpleServiceProtocol, @unchecked Sendable {
     func rollback(request: Google_Firestore_V1_RollbackRequest, context: ServerContext) async throws -> Google_Protobuf_Empty {
         try await rpc {
             let db = try DatabaseName(parsing: request.database)
-            try transactions.rollback(request.transaction, db: db)
+            try transactions.rollback(Caller.current, request.transaction, db: db)
             return Google_Protobuf_Empty()
         }
     }
@@ -263,20 +263,20 @@ final class FirestoreService: FS.SimpleServiceProtocol, @unchecked Sendable {
         switch selector {
         case let s as Google_Firestore_V1_BatchGetDocumentsRequest.OneOf_ConsistencySelector:
             switch s {
-            case .transaction(let t): try transactions.check(t, db: db); return (t, false)
-            case .newTransaction(let o): return (transactions.begin(db: db, readOnly: isReadOnly(o)), true)
+            case .transaction(let t): try transactions.check(Caller.current, t, db: db); return (t, false)
+            case .newTransaction(let o): return (try transactions.begin(Caller.current, db: db, readOnly: isReadOnly(o)), true)
             case .readTime: return nil
             }
         case let s as Google_Firestore_V1_RunQueryRequest.OneOf_ConsistencySelector:
             switch s {
-            case .transaction(let t): try transactions.check(t, db: db); return (t, false)
-            case .newTransaction(let o): return (transactions.begin(db: db, readOnly: isReadOnly(o)), true)
+            case .transaction(let t): try transactions.check(Caller.current, t, db: db); return (t, false)
+            case .newTransaction(let o): return (try transactions.begin(Caller.current, db: db, readOnly: isReadOnly(o)), true)
             case .readTime: return nil
             }
         case let s as Google_Firestore_V1_RunAggregationQueryRequest.OneOf_ConsistencySelector:
             switch s {
-            case .transaction(let t): try transactions.check(t, db: db); return (t, false)
-            case .newTransaction(let o): return (transactions.begin(db: db, readOnly: isReadOnly(o)), true)
+            case .transaction(let t): try transactions.check(Caller.current, t, db: db); return (t, false)
+            case .newTransaction(let o): return (try transactions.begin(Caller.current, db: db, readOnly: isReadOnly(o)), true)
             case .readTime: return nil
             }
         default:
@@ -298,7 +298,7 @@ final class FirestoreService: FS.SimpleServiceProtocol, @unchecked Sendable {
                 ? try await KindlessQuery(door: door, db: db, parentPath: parentPath, structured: sq).run(wq)
                 : await door.run(wq.query)
             let docs = wq.window(all)
-            if let txn { try transactions.noteReads(txn.id, db: db, documents: Array(docs)) }
+            if let txn { try transactions.noteReads(Caller.current, txn.id, db: db, documents: Array(docs)) }
             let codec = WireCodec(db: db)
             let readTime = WireCodec.timestamp(micros: version)
             var first = true
@@ -335,7 +335,7 @@ final class FirestoreService: FS.SimpleServiceProtocol, @unchecked Sendable {
                 ? try await KindlessQuery(door: door, db: db, parentPath: parentPath, structured: sq).run(wq)
                 : await door.run(wq.query)
             let docs = wq.window(all)
-            if let txn { try transactions.noteReads(txn.id, db: db, documents: Array(docs)) }
+            if let txn { try transactions.noteReads(Caller.current, txn.id, db: db, documents: Array(docs)) }
             var r = Google_Firestore_V1_RunAggregationQueryResponse()
             r.result.aggregateFields = aggregations.evaluate(docs, codec: WireCodec(db: db))
             r.readTime = WireCodec.timestamp(micros: version)

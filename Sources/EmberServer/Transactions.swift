@@ -3,48 +3,81 @@ import Foundation
 
 /// Responsible for: the open transactions of the server (BeginTransaction to Commit/Rollback).
 /// A read-write transaction records the update time of every document it reads (0: missing);
-/// its commit is checked against them (ABORTED when one changed). Ids are 16 random bytes; at
-/// most `capacity` transactions stay open, the oldest forgotten first (its commit then fails as
-/// an unknown transaction, and the client retries). Ended transactions (committed, failed or
-/// rolled back) are remembered, as many again: a Rollback of one succeeds (clients roll back
-/// after a failed commit), any other use is refused as closed, as the Firestore emulator does.
+/// its commit is checked against them (ABORTED when one changed). Ids are 16 random bytes.
+///
+/// Every transaction belongs to the caller that began it (the admin, one user id, or the
+/// anonymous callers together) and only that caller may use it; another gets "Invalid
+/// transaction.", as for an id never issued. Each owner keeps at most `perOwner` open, its own
+/// oldest forgotten first (its commit then fails as an unknown transaction, and the client
+/// retries), so no caller can push out another's. All owners together keep at most `capacity`
+/// open: past it a new transaction is refused with RESOURCE_EXHAUSTED rather than taken from
+/// anyone. Ended transactions (committed, failed or rolled back) are remembered per owner, as
+/// many again: a Rollback of one succeeds (clients roll back after a failed commit), any other
+/// use is refused as closed, as the Firestore emulator does. Thread-safe.
 final class Transactions: @unchecked Sendable {
     struct Entry {
         let db: DatabaseName
         let readOnly: Bool
+        let owner: Owner
         var reads: [DocumentKey: Int64] = [:]
     }
+
+    /// Who a transaction belongs to.
+    enum Owner: Hashable {
+        case admin
+        case anonymous
+        case user(uid: String, issuer: String?)
+
+        init(_ caller: Caller) {
+            switch caller {
+            case .admin: self = .admin
+            case .anonymous: self = .anonymous
+            case .user(let t): self = .user(uid: t.auth.uid, issuer: t.issuer)
+            }
+        }
+    }
+
+    let perOwner: Int
+    let capacity: Int
     private let lock = NSLock()
     private var open: [Data: Entry] = [:]
-    private var order: [Data] = []
-    private var closed: [Data: DatabaseName] = [:]
-    private var closedOrder: [Data] = []
-    let capacity = 10_000
+    private var openOrder: [Owner: OldestFirst] = [:]
+    private var closed: [Data: (db: DatabaseName, owner: Owner)] = [:]
+    private var closedOrder: [Owner: OldestFirst] = [:]
 
-    func begin(db: DatabaseName, readOnly: Bool) -> Data {
+    init(perOwner: Int = 1_000, capacity: Int = 100_000) {
+        self.perOwner = perOwner
+        self.capacity = capacity
+    }
+
+    func begin(_ caller: Caller, db: DatabaseName, readOnly: Bool) throws -> Data {
+        let owner = Owner(caller)
         var id = Data(count: 16)
         for i in 0..<16 { id[i] = UInt8.random(in: 0...255) }
         lock.lock(); defer { lock.unlock() }
-        open[id] = Entry(db: db, readOnly: readOnly)
-        order.append(id)
-        if order.count > capacity {
-            let drop = order.count - capacity
-            for old in order.prefix(drop) { open[old] = nil }
-            order.removeFirst(drop)
+        var mine = openOrder[owner] ?? OldestFirst()
+        if mine.count >= perOwner, let oldest = mine.removeOldest() {
+            open[oldest] = nil
+        } else if open.count >= capacity {
+            throw EmberError(.resourceExhausted, "Too many open transactions on this server: commit or roll back some, then retry.")
         }
+        open[id] = Entry(db: db, readOnly: readOnly, owner: owner)
+        mine.append(id)
+        openOrder[owner] = mine
         return id
     }
 
-    /// The error for a transaction id that is not open (lock held).
-    private func notOpen(_ id: Data, db: DatabaseName) -> EmberError {
-        if closed[id] == db { return EmberError.invalidArgument("Transaction is invalid or closed.") }
-        return EmberError.invalidArgument("Invalid transaction.")
+    /// The open transaction `id` when `caller` may use it in `db` (lock held).
+    private func entry(_ id: Data, _ caller: Caller, db: DatabaseName) throws -> Entry {
+        if let e = open[id], e.db == db, e.owner == Owner(caller) { return e }
+        if let c = closed[id], c.db == db, c.owner == Owner(caller) { throw EmberError.invalidArgument("Transaction is invalid or closed.") }
+        throw EmberError.invalidArgument("Invalid transaction.")
     }
 
     /// Notes the documents read inside a transaction.
-    func noteReads(_ id: Data, db: DatabaseName, documents: [Document]) throws {
+    func noteReads(_ caller: Caller, _ id: Data, db: DatabaseName, documents: [Document]) throws {
         lock.lock(); defer { lock.unlock() }
-        guard var e = open[id], e.db == db else { throw notOpen(id, db: db) }
+        var e = try entry(id, caller, db: db)
         if !e.readOnly {
             for d in documents where e.reads[d.key] == nil { e.reads[d.key] = d.exists ? d.updateTime : 0 }
             open[id] = e
@@ -52,35 +85,80 @@ final class Transactions: @unchecked Sendable {
     }
 
     /// Ends the transaction for its commit, returning what it read (for the commit's check).
-    func finish(_ id: Data, db: DatabaseName) throws -> Entry {
+    func finish(_ caller: Caller, _ id: Data, db: DatabaseName) throws -> Entry {
         lock.lock(); defer { lock.unlock() }
-        guard let e = open[id], e.db == db else { throw notOpen(id, db: db) }
-        close(id, db: db)
+        let e = try entry(id, caller, db: db)
+        close(id, e)
         return e
     }
 
     /// Rolls the transaction back; a transaction already ended rolls back as a no-op.
-    func rollback(_ id: Data, db: DatabaseName) throws {
+    func rollback(_ caller: Caller, _ id: Data, db: DatabaseName) throws {
         lock.lock(); defer { lock.unlock() }
-        if let e = open[id], e.db == db { close(id, db: db); return }
-        guard closed[id] == db else { throw EmberError.invalidArgument("Invalid transaction.") }
+        if let e = open[id], e.db == db, e.owner == Owner(caller) { close(id, e); return }
+        guard let c = closed[id], c.db == db, c.owner == Owner(caller) else { throw EmberError.invalidArgument("Invalid transaction.") }
     }
 
-    func check(_ id: Data, db: DatabaseName) throws {
+    func check(_ caller: Caller, _ id: Data, db: DatabaseName) throws {
         lock.lock(); defer { lock.unlock() }
-        guard let e = open[id], e.db == db else { throw notOpen(id, db: db) }
+        _ = try entry(id, caller, db: db)
     }
 
-    /// Moves an open transaction to the closed ones (lock held).
-    private func close(_ id: Data, db: DatabaseName) {
+    /// The number of open transactions (tests).
+    var openCount: Int {
+        lock.lock(); defer { lock.unlock() }
+        return open.count
+    }
+
+    /// Moves an open transaction to its owner's closed ones (lock held).
+    private func close(_ id: Data, _ e: Entry) {
         open[id] = nil
-        if let i = order.firstIndex(of: id) { order.remove(at: i) }
-        closed[id] = db
-        closedOrder.append(id)
-        if closedOrder.count > capacity {
-            let drop = closedOrder.count - capacity
-            for old in closedOrder.prefix(drop) { closed[old] = nil }
-            closedOrder.removeFirst(drop)
+        openOrder[e.owner]?.remove(id)
+        if openOrder[e.owner]?.count == 0 { openOrder[e.owner] = nil }
+        var ended = closedOrder[e.owner] ?? OldestFirst()
+        if ended.count >= perOwner, let oldest = ended.removeOldest() { closed[oldest] = nil }
+        ended.append(id)
+        closedOrder[e.owner] = ended
+        closed[id] = (e.db, e.owner)
+    }
+}
+
+/// Responsible for: one owner's transaction ids, oldest first, with removal of any one of them
+/// in O(1) amortized (a removed id is skipped when it reaches the front).
+struct OldestFirst {
+    private var ids: [Data] = []
+    private var head = 0
+    private var live = Set<Data>()
+
+    var count: Int { live.count }
+
+    mutating func append(_ id: Data) {
+        ids.append(id)
+        live.insert(id)
+    }
+
+    mutating func remove(_ id: Data) {
+        live.remove(id)
+        compactFront()
+    }
+
+    mutating func removeOldest() -> Data? {
+        compactFront()
+        guard head < ids.count else { return nil }
+        let id = ids[head]
+        head += 1
+        live.remove(id)
+        compactFront()
+        return id
+    }
+
+    /// Skips removed ids at the front; rebuilds the array once most of it is removed ids (so it
+    /// stays within twice the live count however long the oldest one lives).
+    private mutating func compactFront() {
+        while head < ids.count, !live.contains(ids[head]) { head += 1 }
+        if ids.count > 32, ids.count > 2 * live.count {
+            ids = ids[head...].filter { live.contains($0) }
+            head = 0
         }
     }
 }
