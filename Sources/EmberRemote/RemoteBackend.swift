@@ -10,7 +10,9 @@ import GRPCNIOTransportHTTP2
 /// Responsible for: a Firestore v1 server (`ember serve`, the emulator) as a backend the core
 /// opens links to: its address and database, the caller's ID token, and the one HTTP/2
 /// connection (plaintext or TLS) every link opened on it shares. The connection is
-/// started at once and ends with `close()` or when the last link and the caller let go.
+/// started at once and ends with `close()` or when the last link and the caller let go. Each
+/// failed attempt of its links' streams to reach the server is told by its `ConnectionLog`
+/// (stderr by default).
 ///
 ///     let server = try RemoteBackend(host: "127.0.0.1", port: 8080)
 ///     let client = EmberClient(persistence: MemoryPersistence(), backend: Backend(persistence: MemoryPersistence()),
@@ -21,6 +23,8 @@ public final class RemoteBackend: BackendEndpoint, @unchecked Sendable {
     let codec: RemoteCodec
     /// What the links opened on this backend received (for tests and benchmarks).
     public let stats = RemoteStats()
+    /// Tells each failed attempt to reach the server (stderr by default).
+    let connectionLog: ConnectionLog
     private let grpc: GRPCClient<HTTP2ClientTransport.Posix>
     let firestore: FirestoreClient
     /// Runs the connection; `ended` is signalled once it has stopped.
@@ -48,6 +52,7 @@ public final class RemoteBackend: BackendEndpoint, @unchecked Sendable {
         var codec = RemoteCodec(project: project, databaseId: database)
         codec.authToken = authToken
         self.codec = codec
+        connectionLog = ConnectionLog(address: RemoteAddress(host: host, port: port).description, tls: tls)
         let target: any ResolvableTarget
         if host.split(separator: ".").count == 4, host.allSatisfy({ $0.isNumber || $0 == "." }) {
             target = .ipv4(address: host, port: port)
@@ -107,6 +112,7 @@ public final class RemoteBackend: BackendEndpoint, @unchecked Sendable {
         defer { closeLock.unlock() }
         guard !closed else { return }
         closed = true
+        connectionLog.close()
         grpc.beginGracefulShutdown()
         if ended.wait(timeout: .now() + 2) == .timedOut {
             running.cancel()

@@ -28,8 +28,9 @@ final class RemoteLink: BackendLink, @unchecked Sendable {
         self.deliveryQueue = deliveryQueue
         self.calls = RemoteCalls(client: endpoint.firestore, codec: endpoint.codec)
         let send: (BackendEvent) -> Void = { [weak self] e in self?.send(e) }
-        watch = WatchStream(queue: queue, client: endpoint.firestore, calls: calls, codec: endpoint.codec, stats: endpoint.stats, deliver: send)
-        writes = WriteStream(queue: queue, client: endpoint.firestore, codec: endpoint.codec, deliver: send)
+        watch = WatchStream(queue: queue, client: endpoint.firestore, calls: calls, codec: endpoint.codec, stats: endpoint.stats,
+                            log: endpoint.connectionLog, deliver: send)
+        writes = WriteStream(queue: queue, client: endpoint.firestore, codec: endpoint.codec, log: endpoint.connectionLog, deliver: send)
     }
 
     /// Called on `queue`: hands an event to the client, in order.

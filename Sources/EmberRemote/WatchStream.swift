@@ -14,11 +14,12 @@ typealias ListenRequest = Google_Firestore_V1_ListenRequest
 /// then each newly current target's `.listenResult`. A snapshot whose targets held documents not
 /// in their result, or whose documents left a target without their new state, waits for one
 /// BatchGetDocuments of those keys (later snapshots wait behind it). When the stream fails it is
-/// opened again after a backoff: a target already delivered is resumed with its last resume token
-/// (the server sends only what changed since), any other is added again from scratch; the core
-/// hears `.connectionLost` first (its listeners turn fromCache). A target the server removes with
-/// an error becomes `.targetRejected` (its listeners end with the error). State lives on the
-/// link's queue.
+/// opened again after a backoff (a stream the server never answered is told to the
+/// `ConnectionLog`): a target already delivered is resumed with its last resume token (the
+/// server sends only what changed since), any other is added again from scratch; the core hears
+/// `.connectionLost` first (its listeners turn fromCache). A target the server removes with an
+/// error becomes `.targetRejected` (its listeners end with the error). State lives on the link's
+/// queue.
 ///
 ///     watch.add(1, query: q, knownKeys: [])      // -> .listenResult, then .commit events
 final class WatchStream: @unchecked Sendable {
@@ -28,10 +29,13 @@ final class WatchStream: @unchecked Sendable {
     private let codec: RemoteCodec
     private let deliver: (BackendEvent) -> Void
     private let stats: RemoteStats
+    private let log: ConnectionLog
     let aggregator: WatchAggregator
 
     private var sink: AsyncStream<ListenRequest>.Continuation?
     private var generation = 0
+    /// Whether the server answered the current stream.
+    private var answered = false
     private var backoff = Backoff()
     private var restartScheduled = false
     private var closed = false
@@ -47,9 +51,10 @@ final class WatchStream: @unchecked Sendable {
     private var outbox: [Outgoing] = []
 
     init(queue: DispatchQueue, client: FirestoreClient, calls: RemoteCalls, codec: RemoteCodec, stats: RemoteStats,
-         deliver: @escaping (BackendEvent) -> Void) {
+         log: ConnectionLog, deliver: @escaping (BackendEvent) -> Void) {
         self.queue = queue
         self.stats = stats
+        self.log = log
         self.client = client
         self.calls = calls
         self.codec = codec
@@ -106,6 +111,7 @@ final class WatchStream: @unchecked Sendable {
         guard !closed, sink == nil, !aggregator.targets.isEmpty else { return }
         generation += 1
         let gen = generation
+        answered = false
         let (requests, sink) = AsyncStream.makeStream(of: ListenRequest.self)
         self.sink = sink
         for id in aggregator.targets.keys.sorted() { sink.yield(addRequest(id)) }
@@ -132,7 +138,11 @@ final class WatchStream: @unchecked Sendable {
 
     private func received(_ r: ListenResponse, _ gen: Int) {
         guard gen == generation, !closed else { return }
-        backoff.reset()
+        if !answered {
+            answered = true
+            backoff.reset()
+            log.reached()
+        }
         let before = aggregator.documentsReceived
         defer { stats.addDocumentsReceived(aggregator.documentsReceived - before) }
         do {
@@ -164,7 +174,9 @@ final class WatchStream: @unchecked Sendable {
         deliverInOrder(.connectionLost)
         guard !restartScheduled else { return }
         restartScheduled = true
-        queue.asyncAfter(deadline: .now() + backoff.next()) { [self] in
+        let delay = backoff.next()
+        if let failure, !answered, ConnectionLog.isUnreachable(failure) { log.failed(failure, retryIn: delay) }
+        queue.asyncAfter(deadline: .now() + delay) { [self] in
             restartScheduled = false
             open()
         }

@@ -15,13 +15,15 @@ typealias WriteResponse = Google_Firestore_V1_WriteResponse
 /// `.acknowledged`. The server ends the stream with its error when it refuses a batch: a
 /// permanent error (Firebase's list, ABORTED aside) rejects the oldest batch (`.writeRejected`),
 /// any other keeps it; the stream is then opened again (after a backoff) and the batches still
-/// queued are sent again, in order. State lives on the link's queue.
+/// queued are sent again, in order (a stream the server never answered is told to the
+/// `ConnectionLog`). State lives on the link's queue.
 ///
 ///     writes.enqueue(batch)      // -> .acknowledged / .writeRejected, in order
 final class WriteStream: @unchecked Sendable {
     private let queue: DispatchQueue
     private let client: FirestoreClient
     private let codec: RemoteCodec
+    private let log: ConnectionLog
     private let deliver: (BackendEvent) -> Void
 
     /// Batches not acknowledged yet, oldest first; the first `sent` went on the current stream.
@@ -35,10 +37,12 @@ final class WriteStream: @unchecked Sendable {
     private var restartScheduled = false
     private var closed = false
 
-    init(queue: DispatchQueue, client: FirestoreClient, codec: RemoteCodec, deliver: @escaping (BackendEvent) -> Void) {
+    init(queue: DispatchQueue, client: FirestoreClient, codec: RemoteCodec, log: ConnectionLog,
+         deliver: @escaping (BackendEvent) -> Void) {
         self.queue = queue
         self.client = client
         self.codec = codec
+        self.log = log
         self.deliver = deliver
     }
 
@@ -107,6 +111,7 @@ final class WriteStream: @unchecked Sendable {
         guard handshakeDone else {
             handshakeDone = true
             backoff.reset()
+            log.reached()
             sendQueued()
             return
         }
@@ -139,13 +144,16 @@ final class WriteStream: @unchecked Sendable {
                 deliver(.writeRejected(batchId: batch.batchId, error: e))
             }
         }
-        scheduleOpen()
+        scheduleOpen(after: wasOpen ? nil : failure)
     }
 
-    private func scheduleOpen() {
+    /// `failure`: why a stream the server never answered ended (told to the `ConnectionLog`).
+    private func scheduleOpen(after failure: Error?) {
         guard !queued.isEmpty, !restartScheduled else { return }
         restartScheduled = true
-        queue.asyncAfter(deadline: .now() + backoff.next()) { [self] in
+        let delay = backoff.next()
+        if let failure, ConnectionLog.isUnreachable(failure) { log.failed(failure, retryIn: delay) }
+        queue.asyncAfter(deadline: .now() + delay) { [self] in
             restartScheduled = false
             open()
         }
