@@ -16,6 +16,7 @@ import atexit
 import datetime as _dt
 import functools
 import json
+import logging
 import os
 import threading
 import weakref
@@ -29,6 +30,8 @@ from ._errors import (AbortedError, AlreadyExistsError, DeadlineExceededError, E
 from ._values import ListenSource, Source, field_path_str
 
 from typing import TYPE_CHECKING
+
+log = logging.getLogger("ember")
 
 if TYPE_CHECKING:
     from ._tree import Reference  # noqa: F401
@@ -131,7 +134,10 @@ class Client:
     in-process backend; `path` then holds the durable cache and pending writes, and the tree
     (`reference()`) stays local. `ssl` (default True, as Firebase) connects with TLS, the
     server's certificate verified against the system's roots or the PEM file `ssl_ca_file`;
-    pass False for a plaintext server (the emulator, a loopback `ember serve`). `auth_token`
+    pass `ssl=False` for a plaintext server (the emulator, an `ember serve` without
+    `--tls-cert`). Each failed attempt to reach the server is told on stderr, one line
+    `ember: could not reach the server at HOST (TLS on|off): ...` with the cause and the next
+    retry (and `ssl=False` named when TLS met a plaintext server). `auth_token`
     (an ID token, a JWT) is sent as `authorization: Bearer` on every call, for a server whose
     security rules decide by `request.auth`; None: anonymous.
 
@@ -162,6 +168,7 @@ class Client:
         self._db.ref_factory = self._ref
         self._path = path
         self._host = host
+        self._ssl = ssl
         self.project = project
         self._database = database or "(default)"
         _open_clients.add(self)
@@ -228,7 +235,10 @@ class Client:
         return Transaction(self, max_attempts=max_attempts, read_only=read_only)
 
     def wait_for_pending_writes(self, timeout: Optional[float] = None) -> None:
-        """Blocks until every write made so far is acknowledged (or failed)."""
+        """Blocks until every write made so far is acknowledged (or failed). With a host, as in
+        Firestore, it keeps waiting while the server is unreachable (the writes stay queued and
+        are sent once it answers; why it is unreachable is told on stderr): pass `timeout` to
+        bound the wait (DeadlineExceededError when it passes, the writes still queued)."""
         self._db.wait_for_pending_writes().wait(timeout)
 
     # ------------------------------------------------------------ network and cache
@@ -255,13 +265,30 @@ class Client:
                 # so after REMOTE_WRITE_WAIT it returns pending, as offline, instead of blocking.
                 try:
                     r.wait(self.REMOTE_WRITE_WAIT)
+                    self._unanswered_warned = False
                 except DeadlineExceededError:
-                    pass
+                    self._warn_unanswered()
         return r
 
     #: With a host, how long (seconds) a write waits for the server's acknowledgement before it
     #: returns pending (its `wait()` then blocks until the acknowledgement).
     REMOTE_WRITE_WAIT = 10.0
+
+    _unanswered_warned = False
+
+    def _warn_unanswered(self) -> None:
+        """Says once (until a write is acknowledged in time again) through the "ember" logger
+        that writes return pending because the server does not answer."""
+        if self._unanswered_warned:
+            return
+        self._unanswered_warned = True
+        tls = (" TLS is on (ssl=True, the default): pass ssl=False for a plaintext server."
+               if self._ssl else "")
+        log.warning("The server at %s did not acknowledge a write within %g s: the write returns pending "
+                    "(update_time None) and stays queued, sent once the server answers; WriteResult.wait() "
+                    "and wait_for_pending_writes() block until then. Why the server cannot be reached is "
+                    "on stderr ('ember: could not reach the server at ...').%s",
+                    self._host, self.REMOTE_WRITE_WAIT, tls)
 
     def set_index_configuration(self, json_text: str) -> None:
         """Builds the offline indexes of Firestore's index JSON (`{"indexes": [...],
