@@ -188,9 +188,15 @@ typedef struct ember_settings {
      *  in-process backend. With a host, path still holds the durable cache and pending writes
      *  (sent when the server is reachable), and the tree (ember_ref_*) stays local. */
     const char *host;
-    /** Whether the connection to host uses TLS (Firebase's default, so ember_settings_init sets
-     *  true): `ember serve --tls-cert ...`. Set false for a plaintext server (the emulator, a
-     *  loopback `ember serve`). Ignored without a host. */
+    /** Whether the connection to host uses TLS: true by default (Firebase's default, so
+     *  ember_settings_init sets true), for `ember serve --tls-cert ...`. Set false for a
+     *  plaintext server (the emulator, an `ember serve` without --tls-cert). Ignored without a
+     *  host. A server that cannot be reached (TLS against a plaintext server, nothing
+     *  listening) is no error: writes stay pending and each failed attempt is one line on
+     *  stderr, "ember: could not reach the server at HOST (TLS on|off): ..." with the cause and
+     *  the next retry (naming this setting when TLS met a plaintext server); at most one line a
+     *  second, written by an Ember thread that a full or closed stderr neither blocks nor kills
+     *  (SIGPIPE is held off while it writes). */
     bool ssl;
     /** With ssl: a PEM file of the certificates the server's is verified against (a private CA,
      *  a self-signed server); NULL: the system's roots. BORROWED, read during ember_db_open. */
@@ -259,7 +265,9 @@ typedef void (*ember_write_cb)(void *ctx, const ember_error *error);
 
 /** Calls `cb` once every write made so far is acknowledged (or failed). cb NULL: blocks the
  *  calling thread until then instead (refused with EMBER_ERR_FAILED_PRECONDITION from a
- *  callback, where it would wait for itself). */
+ *  callback, where it would wait for itself). With a host, as in Firebase, it keeps waiting
+ *  while the server is unreachable (the writes stay queued and are sent once it answers; the
+ *  reason is on stderr, see ember_settings.ssl). */
 bool ember_db_wait_for_pending_writes(ember_db *db, ember_write_cb cb, void *ctx, ember_error *err);
 
 /* ---------------------------------------------------------------- writes to documents */

@@ -20,9 +20,16 @@ public final class FirestoreSettings: @unchecked Sendable {
     /// Realtime-Database tree stays local (in-process). Clients use the database
     /// `projects/demo-ember/databases/(default)` of the server.
     public var host: String?
-    /// Whether the connection to `host` uses TLS (Firebase's default: true): `ember serve
-    /// --tls-cert ...`. Set it to false for a plaintext server (the emulator, a loopback
-    /// `ember serve`).
+    /// Whether the connection to `host` uses TLS: true by default (as Firebase), for `ember serve
+    /// --tls-cert ...`. Set it to false for a plaintext server (the emulator, an `ember serve`
+    /// without `--tls-cert`):
+    ///
+    ///     settings.host = "127.0.0.1:8080"; settings.isSSLEnabled = false
+    ///
+    /// A client that cannot reach its server (TLS against a plaintext server, nothing listening)
+    /// does not fail: writes stay pending and listeners serve the cache, and each failed attempt
+    /// is one stderr line, `ember: could not reach the server at HOST (TLS on|off): ...`, with the
+    /// cause, the next retry and, for TLS against a plaintext server, this setting.
     public var isSSLEnabled: Bool = true
     /// With TLS: a PEM file of the certificates the server's is verified against (a private CA,
     /// a self-signed server); nil: the system's roots.
@@ -158,6 +165,9 @@ public final class Firestore: @unchecked Sendable {
     public func disableNetwork() async throws { try client.disableNetwork() }
     public func enableNetwork() async throws { try client.enableNetwork() }
 
+    /// Calls `completion` once every write made so far is acknowledged (or failed). With a host,
+    /// as in Firebase, it keeps waiting while the server is unreachable (the writes stay queued
+    /// and are sent once it answers; the reason is on stderr, see `isSSLEnabled`).
     public func waitForPendingWrites(completion: @escaping (Error?) -> Void) {
         do { try client.waitForPendingWrites { completion($0) } } catch { post { completion(error) } }
     }

@@ -217,7 +217,9 @@ class Firestore {
     ember_error err = internal::NewError();
     return internal::FromCall(ember_db_enable_network(db_->db, &err), err);
   }
-  /// Completes (on the event thread) once every write made so far is acknowledged.
+  /// Completes (on the event thread) once every write made so far is acknowledged. With a
+  /// host, as in firebase-cpp, it waits while the server is unreachable (the writes stay queued;
+  /// the reason is on stderr, see Settings::set_ssl_enabled).
   Future<void> WaitForPendingWrites() const {
     ember_db* db = db_->db;
     return internal::Write([&](ember_write_cb cb, void* ctx, ember_error* err) {

@@ -138,7 +138,11 @@ class Settings {
   const std::string& host() const { return host_; }
   void set_host(std::string host) { host_ = std::move(host); }
   /// TLS to the host: true by default, as in firebase-cpp (`ember serve --tls-cert ...`); set
-  /// false for a plaintext server (the emulator, a loopback `ember serve`).
+  /// false for a plaintext server (the emulator, an `ember serve` without --tls-cert):
+  /// `settings.set_ssl_enabled(false)`. A server that cannot be reached is no error: writes
+  /// stay pending and each failed attempt is one stderr line, "ember: could not reach the
+  /// server at HOST (TLS on|off): ..." with the cause (naming this setting when TLS met a
+  /// plaintext server).
   bool is_ssl_enabled() const { return ssl_enabled_; }
   void set_ssl_enabled(bool enabled) { ssl_enabled_ = enabled; }
   /// With TLS: a PEM file of the certificates the server's is verified against; empty: the
