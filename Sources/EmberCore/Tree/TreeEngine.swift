@@ -10,7 +10,8 @@ import EmberBackend
 ///
 /// `cache` is the backend's tree as last heard for the listened paths; `local` is `cache` with
 /// every pending write applied (what views show). A path is `complete` once its listen was
-/// answered (or an ancestor's was): only complete views raise events (Firebase raises nothing
+/// answered (or an ancestor's was), or an acknowledged write or a change from the backend
+/// overwrote the listened path whole: only complete views raise events (Firebase raises nothing
 /// for a location it knows nothing about).
 ///
 /// With a durable client store (`Persistence.clientTree`), every pending write is stored before
@@ -227,6 +228,8 @@ final class TreeEngine: TreeBackendClient {
                 for op in ops { cache.set(op.path.segments[...], op.value) }
                 for p in paths { local.set(p.segments[...], overlay(cache.value(at: p.segments), at: p)) }
             }
+            completeListened(by: acked)
+            completeListened(by: ops)
             if let cb = done?.completion { events.post { cb(nil) } }
         case .rejected(let id, let error):
             guard let w = untrack(id) else { return }
@@ -237,6 +240,19 @@ final class TreeEngine: TreeBackendClient {
                 for p in paths { local.set(p.segments[...], overlay(cache.value(at: p.segments), at: p)) }
             }
             if let cb = w.completion { events.post { cb(error) } }
+        }
+    }
+
+    /// The listened paths `ops` overwrite whole become complete: the cache there is the
+    /// backend's state as of the op, as after a listen's answer (which, when it comes, brings
+    /// what changed since as ordinary changes). Without it, between a set's acknowledgement and
+    /// the listen's answer, the set was no longer pending and the path not complete: a view
+    /// started there (a second query beside an observer already showing the set) started
+    /// empty, and the next write raised child_added instead of child_moved/changed (issue 27).
+    private func completeListened(by ops: [TreeWriteOp]) {
+        for op in ops where complete[op.path] == nil && listenCounts[op.path] != nil {
+            complete[op.path] = true
+            initializeViews(at: op.path)
         }
     }
 

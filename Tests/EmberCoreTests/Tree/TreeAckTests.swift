@@ -145,6 +145,37 @@ final class TreeAckTests: XCTestCase {
         assertNoFlicker(log.all)
     }
 
+    /// Issue 27 (the C test removal_inside_first_due_callback failed at random): a set at `p`,
+    /// a value observer at `p` (shown at once from the pending set, the listen sent), the set's
+    /// acknowledgement, and only then a second view at `p` (ordered by value), before the listen's
+    /// answer. The acknowledged set is the backend's whole state at `p`, so the new view starts
+    /// complete from it and the next write raises child_moved (it started empty and raised only
+    /// child_added for the written children: the child_moved observer got nothing).
+    func testViewAddedAfterTheAckBeforeTheListensAnswer() throws {
+        let acks = EmberCore.Semaphore(), release = EmberCore.Semaphore()
+        let keeper = TreeLog(), log = TreeLog()
+        defer { release.signal() }
+        try whileBackendHeld(client.backend) {
+            // The backend's queue: the write, a hold, the listen.
+            try client.treeWrite([setOp("p", ["a": 1, "b": 2, "c": 3])]) { _ in acks.signal() }
+            client.backend.queue.async { release.wait() }
+            try client.watch("p", TreeQuery(), [.value], into: keeper)
+            XCTAssertEqual(keeper.wait(for: 1), ["value a,b,c"], "shown from the pending set")
+        }
+        waitAcks(acks, 1)
+        XCTAssertEqual(client.treePendingWriteCount, 0)
+        try client.watch("p", try TreeQuery().orderBy(.value), [.childAdded, .childMoved, .value], into: log)
+        XCTAssertEqual(log.wait(for: 4), ["added a prev=nil", "added b prev=a", "added c prev=b", "value a,b,c"],
+                       "starts from the acknowledged data")
+        _ = log.take()
+        try client.treeWrite([setOp("p/a", 10), setOp("p/b", 20)])
+        XCTAssertEqual(log.wait(for: 3), ["moved a prev=c", "moved b prev=a", "value c,a,b"])
+        release.signal()
+        try client.settle()
+        XCTAssertEqual(log.all, ["moved a prev=c", "moved b prev=a", "value c,a,b"], "the listen's answer changes nothing")
+        XCTAssertEqual(keeper.all, ["value a,b,c", "value a,b,c"])
+    }
+
     /// Written and observed offline, then online: the listen goes before the write.
     func testWriteAndObserveOfflineThenOnline() throws {
         try client.treeWrite([setOp("l", ["a": 1])])
