@@ -38,6 +38,8 @@ let package = Package(
         .package(url: "https://github.com/vapor/jwt-kit", from: "5.7.1"),
         // TLS files checked at start (gRPC's transport already builds on it).
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
+        // The server's connection guard (limits and handshake deadlines on accepted channels).
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
     ],
     targets: [
         // A prefetch hint for passes over many children (header-only C: Swift has no prefetch).
@@ -86,6 +88,7 @@ var serverTargets: [Target] {
             "EmberModel", "EmberStorage", "EmberBackend", "EmberFirestoreProto", "EmberRules",
             .product(name: "JWTKit", package: "jwt-kit"),
             .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "GRPCCore", package: "grpc-swift-2"),
             .product(name: "GRPCNIOTransportHTTP2", package: "grpc-swift-nio-transport"),
             .product(name: "SwiftProtobuf", package: "swift-protobuf"),

@@ -48,6 +48,18 @@ public final class EmberServer: @unchecked Sendable {
         public var tlsKeyPath: String?
         /// Allows plaintext on a non-loopback address.
         public var insecure: Bool
+        /// Response bytes a stream (Listen, RunQuery) may keep queued while its client does not
+        /// read, and how long it may stay over that with no write completing before it is ended
+        /// with RESOURCE_EXHAUSTED (at once past four times the bytes for a second).
+        public var maxQueuedOutputBytes: Int = 16 << 20
+        public var stalledOutputGrace: Duration = .seconds(10)
+        /// The most connections open at once (past it a new one is closed at once, logged); nil
+        /// takes the descriptor limit less a reserve (ConnectionGuard.defaultLimit).
+        public var maxConnections: Int?
+        /// How long an accepted connection may take to send the HTTP/2 preface.
+        public var handshakeTimeout: Duration = .seconds(10)
+        /// How long a connection with no call stays open (then gRPC closes it with a GOAWAY).
+        public var idleTimeout: Duration = .seconds(300)
 
         public init(host: String = "127.0.0.1", port: Int = 8080, path: String? = nil,
                     maxRequestBytes: Int = 16 << 20, maxConcurrentStreams: Int = 10_000,
@@ -77,6 +89,8 @@ public final class EmberServer: @unchecked Sendable {
     private let persistence: Persistence
     private let door: BackendDoor
     private let streams = StreamRegistry()
+    private let service: FirestoreService
+    private let connectionGuard: ConnectionGuard
     private let server: GRPCServer<HTTP2ServerTransport.Posix>
     private let transport: HTTP2ServerTransport.Posix
 
@@ -132,7 +146,14 @@ public final class EmberServer: @unchecked Sendable {
         }
         door = BackendDoor(backend: Backend(persistence: persistence))
         let access = AccessControl(rules: rules, backend: door.backend, issuerTemplate: configuration.tokenIssuer)
-        let service = FirestoreService(door: door, streams: streams, access: access)
+        let service = FirestoreService(door: door, streams: streams, access: access,
+                                       outputLimits: .init(bound: configuration.maxQueuedOutputBytes, grace: configuration.stalledOutputGrace))
+        self.service = service
+        let keepaliveTimeout = min(Duration.seconds(20), configuration.idleTimeout)
+        let connectionGuard = ConnectionGuard(limit: configuration.maxConnections ?? ConnectionGuard.defaultLimit(),
+                                              handshakeTimeout: configuration.handshakeTimeout,
+                                              silenceTimeout: configuration.idleTimeout + keepaliveTimeout, logger: logger)
+        self.connectionGuard = connectionGuard
         let host = configuration.host == "localhost" ? "127.0.0.1" : configuration.host
         let address: GRPCNIOTransportCore.SocketAddress = host.contains(":") ? .ipv6(host: host, port: configuration.port) : .ipv4(host: host, port: configuration.port)
         transport = HTTP2ServerTransport.Posix(
@@ -143,6 +164,12 @@ public final class EmberServer: @unchecked Sendable {
                 // A connection still open this long after the shutdown's GOAWAY is closed: a call
                 // whose client stopped reading (flow control) would otherwise hold it forever.
                 c.connection.maxGraceTime = configuration.shutdownGrace
+                // No call for the idle timeout: gRPC's GOAWAY. A keepalive PING after the same
+                // time without reading; a peer silent past both is closed (PeerDeadlines).
+                c.connection.maxIdleTime = configuration.idleTimeout
+                c.connection.keepalive.time = configuration.idleTimeout
+                c.connection.keepalive.timeout = keepaliveTimeout
+                c.channelDebuggingCallbacks.onAcceptTCPConnection = { [connectionGuard] channel in connectionGuard.admit(channel) }
             })
         // Without rules no call is refused, so no token is read (the emulator's clients send
         // `Bearer owner`, which is no JWT).
@@ -167,6 +194,7 @@ public final class EmberServer: @unchecked Sendable {
                     self.logger.info("started", metadata: ["event": "start", "host": "\(self.configuration.host)", "port": "\(port)",
                                                           "store": "\(self.configuration.path ?? ":memory:")",
                                                           "rules": "\(self.configuration.rules == nil ? "none (everything allowed)" : "on")",
+                                                          "max_connections": "\(self.connectionGuard.limit)",
                                                           "tls": "\(self.configuration.tlsCertificatePath == nil ? "off" : "on")"])
                 }
             }
@@ -198,6 +226,12 @@ public final class EmberServer: @unchecked Sendable {
             return address.ipv4?.port ?? address.ipv6?.port ?? configuration.port
         }
     }
+
+    /// Connections open now (ConnectionGuard).
+    public var openConnections: Int { connectionGuard.openConnections }
+
+    /// Response bytes queued on all streams, not yet written (OutputGate).
+    public var queuedOutputBytes: Int { service.ledger.queuedBytes }
 
     /// Graceful stop: streams end with UNAVAILABLE, calls in flight finish, `run` returns.
     public func shutDown() {

@@ -18,11 +18,15 @@ final class FirestoreService: FS.SimpleServiceProtocol, @unchecked Sendable {
     let transactions = Transactions()
     let streams: StreamRegistry
     let access: AccessControl
+    /// What a response stream may queue while its client does not read (OutputGate).
+    let outputLimits: OutputGate.Limits
+    let ledger = OutputLedger()
 
-    init(door: BackendDoor, streams: StreamRegistry, access: AccessControl) {
+    init(door: BackendDoor, streams: StreamRegistry, access: AccessControl, outputLimits: OutputGate.Limits) {
         self.door = door
         self.streams = streams
         self.access = access
+        self.outputLimits = outputLimits
     }
 
     // MARK: documents
@@ -301,22 +305,30 @@ final class FirestoreService: FS.SimpleServiceProtocol, @unchecked Sendable {
             if let txn { try transactions.noteReads(Caller.current, txn.id, db: db, documents: Array(docs)) }
             let codec = WireCodec(db: db)
             let readTime = WireCodec.timestamp(micros: version)
-            var first = true
-            for d in docs {
-                var r = Google_Firestore_V1_RunQueryResponse()
-                r.document = codec.document(d, mask: wq.projection)
-                r.readTime = readTime
-                if first, let txn, txn.isNew { r.transaction = txn.id }
-                first = false
-                try await response.write(r)
+            // The answer is written as the client reads it; one that stops reading is ended
+            // (the gate) instead of holding the answer forever.
+            let gate = OutputGate(limits: outputLimits, ledger: ledger)
+            gate.queued(docs.reduce(0) { $0 + OutputGate.estimate($1) })
+            let newTransaction = txn.flatMap { $0.isNew ? $0.id : nil }
+            try await gate.run {
+                var first = true
+                for d in docs {
+                    var r = Google_Firestore_V1_RunQueryResponse()
+                    r.document = codec.document(d, mask: wq.projection)
+                    r.readTime = readTime
+                    if first, let t = newTransaction { r.transaction = t }
+                    first = false
+                    try await response.write(r)
+                    gate.written(OutputGate.estimate(d))
+                }
+                // The last message says the query is done (and carries the read time when no
+                // document did), as Firestore's.
+                var done = Google_Firestore_V1_RunQueryResponse()
+                done.readTime = readTime
+                done.done = true
+                if first, let t = newTransaction { done.transaction = t }
+                try await response.write(done)
             }
-            // The last message says the query is done (and carries the read time when no
-            // document did), as Firestore's.
-            var done = Google_Firestore_V1_RunQueryResponse()
-            done.readTime = readTime
-            done.done = true
-            if first, let txn, txn.isNew { done.transaction = txn.id }
-            try await response.write(done)
         }
     }
 
@@ -368,7 +380,8 @@ final class FirestoreService: FS.SimpleServiceProtocol, @unchecked Sendable {
     }
 
     func listen(request: RPCAsyncSequence<Google_Firestore_V1_ListenRequest, any Error>, response: RPCWriter<Google_Firestore_V1_ListenResponse>, context: ServerContext) async throws {
-        try await ListenSession(backend: door.backend, streams: streams, access: access, caller: Caller.current).run(request: request, response: response)
+        try await ListenSession(backend: door.backend, streams: streams, access: access, caller: Caller.current,
+                                output: outputLimits, ledger: ledger).run(request: request, response: response)
     }
 
     // MARK: helpers

@@ -18,16 +18,25 @@ typealias ListenResponse = Google_Firestore_V1_ListenResponse
 /// missed a removal resets. A target that cannot be served is removed with its error as cause.
 /// A target the rules refuse the stream's caller (`list` for a query, decided when it is added;
 /// `get` of each document of a documents target, when it is added and as its documents change)
-/// is removed with PERMISSION_DENIED, the stream staying open. All state is touched on `queue` only, where the backend delivers its events.
+/// is removed with PERMISSION_DENIED, the stream staying open. A client that stops reading is
+/// ended with RESOURCE_EXHAUSTED once its queued output stalls over the bound (`OutputGate`).
+/// All state is touched on `queue` only, where the backend delivers its events.
 final class ListenSession: BackendClient, @unchecked Sendable {
-    private let queue = DispatchQueue(label: "ember.server.listen")
+    /// Each session's serial queue runs on the global (not overcommitting) pool: thousands of
+    /// sessions share a few threads, instead of each busy one getting a thread of its own (the
+    /// pool grew to ~260 threads under 5,000 streams). Work on it never waits for another
+    /// session; it may wait for the backend's queue, which has a thread of its own.
+    private static let pool = DispatchQueue.global(qos: .default)
+    private let queue = DispatchQueue(label: "ember.server.listen", target: ListenSession.pool)
     private let backend: Backend
     private let streams: StreamRegistry
     private let access: AccessControl
     private let caller: Caller
     private var connection: BackendConnection?
-    private let output: AsyncThrowingStream<[ListenResponse], any Error>
-    private let sink: AsyncThrowingStream<[ListenResponse], any Error>.Continuation
+    /// Batches for the writer, with their estimated bytes (counted by `gate` until written).
+    private let output: AsyncThrowingStream<([ListenResponse], Int), any Error>
+    private let sink: AsyncThrowingStream<([ListenResponse], Int), any Error>.Continuation
+    private let gate: OutputGate
 
     private final class Target {
         let id: Int32
@@ -67,12 +76,13 @@ final class ListenSession: BackendClient, @unchecked Sendable {
     private var nextBackendId = 1
     private var lastVersion: Int64 = 0
 
-    init(backend: Backend, streams: StreamRegistry, access: AccessControl, caller: Caller) {
+    init(backend: Backend, streams: StreamRegistry, access: AccessControl, caller: Caller, output limits: OutputGate.Limits, ledger: OutputLedger) {
         self.backend = backend
         self.streams = streams
         self.access = access
         self.caller = caller
-        (output, sink) = AsyncThrowingStream.makeStream(of: [ListenResponse].self, bufferingPolicy: .unbounded)
+        gate = OutputGate(limits: limits, ledger: ledger)
+        (output, sink) = AsyncThrowingStream.makeStream(of: ([ListenResponse], Int).self, bufferingPolicy: .unbounded)
     }
 
     func run(request: RPCAsyncSequence<Google_Firestore_V1_ListenRequest, any Error>, response: RPCWriter<ListenResponse>) async throws {
@@ -85,8 +95,14 @@ final class ListenSession: BackendClient, @unchecked Sendable {
             queue.sync { connection?.disconnect(); connection = nil }
         }
         try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { [output] in
-                for try await batch in output { try await response.write(contentsOf: batch) }
+            // The writer, ended with RESOURCE_EXHAUSTED when its client stops reading (the gate).
+            group.addTask { [output, gate] in
+                try await gate.run {
+                    for try await (batch, bytes) in output {
+                        try await response.write(contentsOf: batch)
+                        gate.written(bytes)
+                    }
+                }
             }
             group.addTask { [self] in
                 var database: String?
@@ -114,9 +130,23 @@ final class ListenSession: BackendClient, @unchecked Sendable {
     /// changes and its NO_CHANGE travel together to each of many listeners).
     private func send(_ r: ListenResponse) { outbox.append(r) }
 
+    /// A batch larger than this goes to the writer in parts of about this size: what a stream
+    /// whose client stopped reading leaves inside gRPC's transport (past the gate) is one part.
+    static let writeBytes = 256 << 10
+
     private func flush() {
         guard !outbox.isEmpty else { return }
-        sink.yield(outbox)
+        var start = 0
+        var bytes = 0
+        for (i, r) in outbox.enumerated() {
+            bytes += OutputGate.estimate(r)
+            if bytes >= Self.writeBytes || i == outbox.count - 1 {
+                gate.queued(bytes)
+                sink.yield((start == 0 && i == outbox.count - 1 ? outbox : Array(outbox[start...i]), bytes))
+                start = i + 1
+                bytes = 0
+            }
+        }
         outbox.removeAll(keepingCapacity: true)
     }
 

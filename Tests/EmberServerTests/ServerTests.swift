@@ -18,9 +18,13 @@ final class ServerTests: XCTestCase {
         try await Self.serve(path: path, body)
     }
 
-    /// Runs `body` against a fresh in-memory server on a free port (with `rules`, if given).
-    static func serve(path: String? = nil, rules: String? = nil, _ body: @escaping @Sendable (FirestoreClient, EmberServer) async throws -> Void) async throws {
-        let server = try await EmberServer(configuration: .init(host: "127.0.0.1", port: 0, path: path, rules: rules))
+    /// Runs `body` against a fresh in-memory server on a free port (with `rules`, if given, and
+    /// what `configure` changes).
+    static func serve(path: String? = nil, rules: String? = nil, configure: (inout EmberServer.Configuration) -> Void = { _ in },
+                      _ body: @escaping @Sendable (FirestoreClient, EmberServer) async throws -> Void) async throws {
+        var configuration = EmberServer.Configuration(host: "127.0.0.1", port: 0, path: path, rules: rules)
+        configure(&configuration)
+        let server = try await EmberServer(configuration: configuration)
         let serving = Task { try await server.run() }
         let port = try await server.listeningPort
         do {

@@ -234,14 +234,22 @@ def ember_missing():
     return None
 
 
-def start_ember(tmpdir, memory=False, extra_args=()):
+def start_ember(tmpdir, memory=False, extra_args=(), env=None, nofile=None, store_path=None):
+    """`ember serve` on a free port, its log in `tmpdir`; the store in `tmpdir` too unless
+    `store_path` names it; `env` replaces its environment, `nofile` sets its descriptor limit
+    (through the shell's ulimit, soft and hard)."""
     why = ember_missing()
     if why:
         raise StartError(why)
-    store = ["--memory"] if memory else ["--path", os.path.join(tmpdir, "data.ember")]
+    store = ["--memory"] if memory else ["--path", store_path or os.path.join(tmpdir, "data.ember")]
+
+    def command(port):
+        argv = [EMBER_BIN, "serve", *store, "--port", str(port), *extra_args]
+        if nofile is None:
+            return argv
+        return ["sh", "-c", f'ulimit -n {int(nofile)} && exec "$0" "$@"', *argv]
     return _on_a_free_port(lambda port: Server(
-        "ember serve", [EMBER_BIN, "serve", *store, "--port", str(port), *extra_args],
-        port, os.path.join(tmpdir, "ember.log"), _port_accepts, EMBER_START_SECONDS))
+        "ember serve", command(port), port, os.path.join(tmpdir, "ember.log"), _port_accepts, EMBER_START_SECONDS, env=env))
 
 
 def client(host, project="demo-ember"):
