@@ -50,6 +50,21 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "The most concurrent streams (calls) on one client connection.")
     var maxConcurrentStreams: Int = 10_000
 
+    @Option(help: "The most connections open at once; past it a new one is closed and logged (default: the descriptor limit less a reserve).")
+    var maxConnections: Int?
+
+    @Option(help: "Seconds an accepted connection may take to send the HTTP/2 preface before it is closed.")
+    var handshakeTimeout: Double = 10
+
+    @Option(help: "Seconds a connection with no call stays open before it is closed.")
+    var idleTimeout: Double = 300
+
+    @Option(help: "Response bytes a stream may keep queued while its client does not read.")
+    var maxQueuedOutput: Int = 16 << 20
+
+    @Option(help: "Seconds a stream may stay over --max-queued-output with no write completing before it ends with RESOURCE_EXHAUSTED.")
+    var stalledOutputGrace: Double = 10
+
     @Option(help: "A Firestore security rules file deciding every call (without it, everything is allowed).")
     var rules: String?
 
@@ -84,6 +99,10 @@ struct Serve: AsyncParsableCommand {
             return h
         }
         let logger = Logger(label: "ember.server")
+        // The store's errors are log lines like every other (not the library's bare stderr line).
+        StorageErrorLog.setHandler { message in
+            logger.error("storage error", metadata: ["event": "storage_error", "error": "\(message)"])
+        }
         let server: EmberServer
         do {
             var c = EmberServer.Configuration(host: host, port: port, path: memory ? nil : path,
@@ -96,11 +115,22 @@ struct Serve: AsyncParsableCommand {
             c.tlsCertificatePath = tlsCert
             c.tlsKeyPath = tlsKey
             c.insecure = insecure
+            c.maxConnections = try maxConnections.map { n in
+                guard n > 0 else { throw EmberError.invalidArgument("--max-connections must be positive, got \(n)") }
+                return n
+            }
+            c.handshakeTimeout = try Serve.seconds(handshakeTimeout, "--handshake-timeout")
+            c.idleTimeout = try Serve.seconds(idleTimeout, "--idle-timeout")
+            guard maxQueuedOutput > 0 else { throw EmberError.invalidArgument("--max-queued-output must be positive, got \(maxQueuedOutput)") }
+            c.maxQueuedOutputBytes = maxQueuedOutput
+            c.stalledOutputGrace = try Serve.seconds(stalledOutputGrace, "--stalled-output-grace")
             server = try await EmberServer(configuration: c, logger: logger)
         } catch let e as EmberError {
             logger.error("cannot start", metadata: ["event": "error", "error": "\(e.message)"])
             throw ExitCode(2)
         }
+        // A closed stderr pipe must not kill the server (log lines are then lost).
+        signal(SIGPIPE, SIG_IGN)
         signal(SIGTERM, SIG_IGN)
         signal(SIGINT, SIG_IGN)
         let sources = [SIGTERM, SIGINT].map { sig in
@@ -119,6 +149,12 @@ struct Serve: AsyncParsableCommand {
 }
 
 extension Serve {
+    /// A positive, finite number of seconds as a Duration, or INVALID_ARGUMENT naming the option.
+    static func seconds(_ s: Double, _ option: String) throws -> Duration {
+        guard s.isFinite, s > 0, s <= 86_400 * 365 else { throw EmberError.invalidArgument("\(option) must be a number of seconds above 0, got \(s)") }
+        return .milliseconds(Int64((s * 1000).rounded(.up)))
+    }
+
     /// A file's text, or INVALID_ARGUMENT naming it.
     static func read(_ path: String, _ what: String) throws -> String {
         do {
@@ -146,7 +182,20 @@ struct KeyValueLogHandler: LogHandler {
         let fields = all.sorted { $0.key < $1.key }.map { "\($0.key)=\(KeyValueLogHandler.quote("\($0.value)"))" }
         let time = ISO8601DateFormatter().string(from: Date())
         let line = ([time, "level=\(event.level)", "logger=\(label)", "msg=\(KeyValueLogHandler.quote("\(event.message)"))"] + fields).joined(separator: " ") + "\n"
-        FileHandle.standardError.write(line.data(using: .utf8)!)
+        KeyValueLogHandler.writeToStandardError(line)
+    }
+
+    /// Writes `line` to fd 2 whole, retrying short writes; a failing stderr (a full or broken
+    /// disk under the log file, a closed pipe) loses the line instead of stopping the server.
+    static func writeToStandardError(_ line: String) {
+        var bytes = Array(line.utf8)
+        bytes.withUnsafeMutableBytes { buffer in
+            var offset = 0
+            while offset < buffer.count {
+                let n = write(2, buffer.baseAddress! + offset, buffer.count - offset)
+                if n > 0 { offset += n } else if n < 0 && errno == EINTR { continue } else { return }
+            }
+        }
     }
 
     static func quote(_ s: String) -> String {

@@ -133,8 +133,7 @@ public final class Document: @unchecked Sendable, CustomStringConvertible {
 
     private static func reportUndecodable(_ key: DocumentKey, _ error: Error) {
         guard !reportedUndecodable.exchange(true, ordering: .relaxed) else { return }
-        var msg = "ember: storage error: the stored fields of \(key) do not decode (\(error)); read as empty\n"
-        msg.withUTF8 { _ = write(2, $0.baseAddress, $0.count) }
+        StorageErrorLog.report("the stored fields of \(key) do not decode (\(error)); read as empty")
     }
 
     /// The value at a field path; `__name__` yields the document's reference. Fields not yet

@@ -212,8 +212,7 @@ public final class SQLitePersistence: Persistence {
         let e = error as? EmberError ?? EmberError(.internal, "\(error)")
         if failure == nil {
             failure = e
-            var msg = "ember: storage error: \(e)\n"
-            msg.withUTF8 { _ = write(2, $0.baseAddress, $0.count) }
+            StorageErrorLog.report("\(e)")
         }
     }
 
