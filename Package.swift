@@ -38,8 +38,10 @@ let package = Package(
         .package(url: "https://github.com/vapor/jwt-kit", from: "5.7.1"),
         // TLS files checked at start (gRPC's transport already builds on it).
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
-        // The server's connection guard (limits and handshake deadlines on accepted channels).
+        // The server's connection guard, and the tree's HTTP/1.1 port (NIOHTTP1).
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        // SHA-1 for the tree's node hashes (REST ETags), as the Firebase SDKs compute them.
+        .package(url: "https://github.com/apple/swift-crypto", "3.12.3"..<"5.0.0"),
     ],
     targets: [
         // A prefetch hint for passes over many children (header-only C: Swift has no prefetch).
@@ -89,6 +91,9 @@ var serverTargets: [Target] {
             .product(name: "JWTKit", package: "jwt-kit"),
             .product(name: "NIOSSL", package: "swift-nio-ssl"),
             .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOPosix", package: "swift-nio"),
+            .product(name: "NIOHTTP1", package: "swift-nio"),
+            .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "GRPCCore", package: "grpc-swift-2"),
             .product(name: "GRPCNIOTransportHTTP2", package: "grpc-swift-nio-transport"),
             .product(name: "SwiftProtobuf", package: "swift-protobuf"),

@@ -50,6 +50,15 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "The most concurrent streams (calls) on one client connection.")
     var maxConcurrentStreams: Int = 10_000
 
+    @Option(help: "The tree's HTTP/1.1 port (the Realtime Database REST API; 0 picks one, printed in the start line).")
+    var databasePort: Int = 9000
+
+    @Flag(help: "Do not serve the tree (no --database-port).")
+    var noDatabase = false
+
+    @Option(help: "The tree namespace of a request that names none (no ns= and no namespace in its Host).")
+    var databaseNamespace: String = "ember"
+
     @Option(help: "The most connections open at once; past it a new one is closed and logged (default: the descriptor limit less a reserve).")
     var maxConnections: Int?
 
@@ -115,6 +124,8 @@ struct Serve: AsyncParsableCommand {
             c.tlsCertificatePath = tlsCert
             c.tlsKeyPath = tlsKey
             c.insecure = insecure
+            c.databasePort = noDatabase ? nil : databasePort
+            c.defaultNamespace = databaseNamespace
             c.maxConnections = try maxConnections.map { n in
                 guard n > 0 else { throw EmberError.invalidArgument("--max-connections must be positive, got \(n)") }
                 return n

@@ -6,6 +6,7 @@ import Foundation
 import GRPCCore
 import GRPCNIOTransportHTTP2
 import Logging
+import NIOPosix
 import NIOSSL
 
 /// Responsible for: `ember serve`: one backend (durable in one SQLite file, or in memory) behind
@@ -60,6 +61,11 @@ public final class EmberServer: @unchecked Sendable {
         public var handshakeTimeout: Duration = .seconds(10)
         /// How long a connection with no call stays open (then gRPC closes it with a GOAWAY).
         public var idleTimeout: Duration = .seconds(300)
+        /// The tree's HTTP/1.1 port (the Realtime Database REST API; 0 picks one); nil: none.
+        /// Not started with TLS (the tree port has no TLS yet).
+        public var databasePort: Int?
+        /// The namespace of a tree request with no `ns` and no namespace in its Host.
+        public var defaultNamespace: String = "ember"
 
         public init(host: String = "127.0.0.1", port: Int = 8080, path: String? = nil,
                     maxRequestBytes: Int = 16 << 20, maxConcurrentStreams: Int = 10_000,
@@ -91,6 +97,9 @@ public final class EmberServer: @unchecked Sendable {
     private let streams = StreamRegistry()
     private let service: FirestoreService
     private let connectionGuard: ConnectionGuard
+    private let treeDoor: TreeDoor
+    private let treeServer: TreeHTTPServer?
+    private let boundDatabasePort = LockedPort()
     private let server: GRPCServer<HTTP2ServerTransport.Posix>
     private let transport: HTTP2ServerTransport.Posix
 
@@ -171,6 +180,21 @@ public final class EmberServer: @unchecked Sendable {
                 c.connection.keepalive.timeout = keepaliveTimeout
                 c.channelDebuggingCallbacks.onAcceptTCPConnection = { [connectionGuard] channel in connectionGuard.admit(channel) }
             })
+        treeDoor = TreeDoor(backend: door.backend)
+        if let dp = configuration.databasePort, configuration.tlsCertificatePath == nil {
+            guard (0...65535).contains(dp) else {
+                throw EmberError.invalidArgument("Invalid database port \(dp): use 0-65535 (0 picks a free port)")
+            }
+            guard TreeREST.isValidNamespace(configuration.defaultNamespace) else {
+                throw EmberError.invalidArgument("Invalid default namespace '\(configuration.defaultNamespace)': 1 to 63 letters, digits, '-' or '_'")
+            }
+            let rest = TreeREST(door: treeDoor, defaultNamespace: configuration.defaultNamespace, adminOnly: rules != nil,
+                                adminToken: configuration.adminToken, maxBodyBytes: configuration.maxRequestBytes)
+            treeServer = TreeHTTPServer(rest: rest, group: MultiThreadedEventLoopGroup.singleton, connectionGuard: connectionGuard,
+                                        maxBodyBytes: configuration.maxRequestBytes)
+        } else {
+            treeServer = nil
+        }
         // Without rules no call is refused, so no token is read (the emulator's clients send
         // `Bearer owner`, which is no JWT).
         server = GRPCServer(transport: transport, services: [service], interceptors: rules == nil ? [] : [AuthInterceptor(verifier: verifier)])
@@ -187,6 +211,18 @@ public final class EmberServer: @unchecked Sendable {
 
     /// Serves until `shutDown()`; then closes the store.
     public func run() async throws {
+        if let treeServer, let dp = configuration.databasePort {
+            let host = configuration.host == "localhost" ? "127.0.0.1" : configuration.host
+            do {
+                boundDatabasePort.set(try await treeServer.start(host: host, port: dp))
+            } catch {
+                logger.error("cannot start", metadata: ["event": "error", "error": "cannot listen on the database port \(dp): \(error)"])
+                closeStore()
+                throw error
+            }
+        } else if configuration.databasePort != nil {
+            logger.warning("the tree's port is off: it has no TLS yet", metadata: ["event": "database_port_off"])
+        }
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await self.server.serve() }
             group.addTask {
@@ -195,6 +231,8 @@ public final class EmberServer: @unchecked Sendable {
                                                           "store": "\(self.configuration.path ?? ":memory:")",
                                                           "rules": "\(self.configuration.rules == nil ? "none (everything allowed)" : "on")",
                                                           "max_connections": "\(self.connectionGuard.limit)",
+                                                          "database_port": "\(self.boundDatabasePort.get().map(String.init) ?? "off")",
+                                                          "namespace": "\(self.configuration.defaultNamespace)",
                                                           "tls": "\(self.configuration.tlsCertificatePath == nil ? "off" : "on")"])
                 }
             }
@@ -215,6 +253,7 @@ public final class EmberServer: @unchecked Sendable {
     private func closeStore() {
         door.backend.flush()
         door.close()
+        treeDoor.close()
         door.backend.storeExactClock()
         persistence.close()
     }
@@ -227,6 +266,9 @@ public final class EmberServer: @unchecked Sendable {
         }
     }
 
+    /// The tree's port once bound (nil before, or when it is off).
+    public var databasePort: Int? { boundDatabasePort.get() }
+
     /// Connections open now (ConnectionGuard).
     public var openConnections: Int { connectionGuard.openConnections }
 
@@ -238,5 +280,14 @@ public final class EmberServer: @unchecked Sendable {
         logger.info("stopping", metadata: ["event": "stopping", "open_streams": "\(streams.count)"])
         streams.shutDown()
         server.beginGracefulShutdown()
+        if let treeServer { Task { await treeServer.stop() } }
     }
+}
+
+/// Responsible for: the tree port once bound, read from any thread.
+final class LockedPort: @unchecked Sendable {
+    private let lock = NSLock()
+    private var port: Int?
+    func set(_ p: Int) { lock.lock(); port = p; lock.unlock() }
+    func get() -> Int? { lock.lock(); defer { lock.unlock() }; return port }
 }

@@ -75,13 +75,13 @@ final class ServerProcessTests: XCTestCase {
     }
 
     func testANonLoopbackHostIsRefusedWithAMessage() throws {
-        let r = try Running(["serve", "--memory", "--host", "0.0.0.0", "--port", "0"])
+        let r = try Running(["serve", "--memory", "--host", "0.0.0.0", "--port", "0", "--database-port", "0"])
         XCTAssertEqual(r.waitForExit(), 2)
         XCTAssertTrue(r.log.contains("loopback"), r.log)
     }
 
     func testSigtermStopsGracefullyWithLogLines() throws {
-        let r = try Running(["serve", "--memory", "--port", "0"])
+        let r = try Running(["serve", "--memory", "--port", "0", "--database-port", "0"])
         _ = try r.port()
         kill(r.process.processIdentifier, SIGTERM)
         XCTAssertEqual(r.waitForExit(), 0)
@@ -95,7 +95,7 @@ final class ServerProcessTests: XCTestCase {
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: dir) }
         let path = dir.appendingPathComponent("data.ember").path
-        let first = try Running(["serve", "--path", path, "--port", "0"])
+        let first = try Running(["serve", "--path", path, "--port", "0", "--database-port", "0"])
         let port = try first.port()
         let acknowledged = try await withGRPCClient(transport: ServerTests.transport(port: port)) { client in
             let fs = FirestoreClient(wrapping: client)
@@ -108,7 +108,7 @@ final class ServerProcessTests: XCTestCase {
         }
         kill(first.process.processIdentifier, SIGKILL)
         _ = first.waitForExit()
-        let second = try Running(["serve", "--path", path, "--port", "0"])
+        let second = try Running(["serve", "--path", path, "--port", "0", "--database-port", "0"])
         defer { kill(second.process.processIdentifier, SIGKILL); _ = second.waitForExit() }
         let port2 = try second.port()
         let found = try await withGRPCClient(transport: ServerTests.transport(port: port2)) { client in

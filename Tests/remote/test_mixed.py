@@ -32,7 +32,7 @@ def start_ember(tmpdir, port, path=None):
     if why:
         pytest.fail(why, pytrace=False)
     store = ["--path", path] if path else ["--memory"]
-    return servers.Server("ember serve", [servers.EMBER_BIN, "serve", *store, "--port", str(port)], port,
+    return servers.Server("ember serve", [servers.EMBER_BIN, "serve", *store, "--port", str(port), "--database-port", "0"], port,
                           os.path.join(tmpdir, f"ember-{port}-{time.monotonic_ns()}.log"), _accepts,
                           servers.EMBER_START_SECONDS)
 

@@ -47,7 +47,7 @@ def secured(tmp_path_factory):
     why = servers.ember_missing()
     if why:
         pytest.fail(why, pytrace=False)
-    srv = servers.Server("ember serve", [servers.EMBER_BIN, "serve", "--memory", "--port", str(port),
+    srv = servers.Server("ember serve", [servers.EMBER_BIN, "serve", "--memory", "--port", str(port), "--database-port", "0",
                                          "--rules", str(d / "rules"), "--jwt-secret-file", str(d / "secret"),
                                          "--tls-cert", cert, "--tls-key", key],
                          port, str(d / "ember.log"), lambda s: "event=start" in s.log_tail(4000),

@@ -244,7 +244,7 @@ def start_ember(tmpdir, memory=False, extra_args=(), env=None, nofile=None, stor
     store = ["--memory"] if memory else ["--path", store_path or os.path.join(tmpdir, "data.ember")]
 
     def command(port):
-        argv = [EMBER_BIN, "serve", *store, "--port", str(port), *extra_args]
+        argv = [EMBER_BIN, "serve", *store, "--port", str(port), "--database-port", "0", *extra_args]
         if nofile is None:
             return argv
         return ["sh", "-c", f'ulimit -n {int(nofile)} && exec "$0" "$@"', *argv]

@@ -30,7 +30,7 @@ def free_port():
 def start_server(path, port):
     if not os.path.exists(BIN):
         pytest.fail(f"ember serve binary not found at {BIN} (swift build --product ember)")
-    p = subprocess.Popen([BIN, "serve", "--path", path, "--port", str(port)], stderr=subprocess.PIPE, text=True,
+    p = subprocess.Popen([BIN, "serve", "--path", path, "--port", str(port), "--database-port", "0"], stderr=subprocess.PIPE, text=True,
                          start_new_session=True)
     deadline = time.time() + 30
     while time.time() < deadline:

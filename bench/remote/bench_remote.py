@@ -221,7 +221,7 @@ STARTED = []
 
 def start_ember_at(tmp, port):
     """`ember serve` again on `port` and the file servers.start_ember(tmp) used."""
-    return servers.Server("ember serve", [servers.EMBER_BIN, "serve", "--path", os.path.join(tmp, "data.ember"),
+    return servers.Server("ember serve", [servers.EMBER_BIN, "serve", "--database-port", "0", "--path", os.path.join(tmp, "data.ember"),
                                           "--port", str(port)],
                           port, os.path.join(tmp, "ember-restarted.log"), servers._port_accepts,
                           servers.EMBER_START_SECONDS)

@@ -61,6 +61,25 @@ public final class TreeConnection: @unchecked Sendable {
         backend.queue.async { [self, backend = self.backend] in backend.tree.apply(ops, from: self, writeId: writeId) }
     }
 
+    /// A write computed from the tree as it is at that moment and applied in the same step on
+    /// the backend's queue, nothing between them: a compare-and-set, a server value's increment.
+    /// `compute` runs on the backend's queue with a reader of the current tree and returns the
+    /// overwrites (none: nothing is written, and the acknowledgement still comes), or throws an
+    /// EmberError that refuses the write. The outcome arrives as for `write`: `.change(ack:)`, or
+    /// `.rejected(writeId:error:)` with the error `compute` threw or the storage error.
+    public func write(id writeId: Int64, computing compute: @escaping @Sendable (_ read: (TreePath) -> TreeValue) throws -> [TreeWriteOp]) {
+        backend.queue.async { [self, backend = self.backend] in
+            let ops: [TreeWriteOp]
+            do {
+                ops = try compute { backend.tree.store.read($0) }
+            } catch {
+                send(.rejected(writeId: writeId, error: error as? EmberError ?? EmberError(.internal, "\(error)")))
+                return
+            }
+            backend.tree.apply(ops, from: self, writeId: writeId)
+        }
+    }
+
     /// The node at `path` now, delivered on the client's queue.
     public func get(_ path: TreePath, completion: @escaping (TreeValue) -> Void) {
         backend.queue.async { [self, backend = self.backend] in

@@ -151,7 +151,7 @@ def launch(tmpdir, args, name="ember"):
     require_ember()
     log = os.path.join(tmpdir, f"{name}.log")
     try:
-        srv = servers.Server("ember serve", [servers.EMBER_BIN, "serve", "--memory", *args], 0, log,
+        srv = servers.Server("ember serve", [servers.EMBER_BIN, "serve", "--memory", "--database-port", "0", *args], 0, log,
                              _start_line_seen, LAUNCH_SECONDS)
     except servers.StartError as e:
         m = EXIT_STATUS.search(str(e))

@@ -1,0 +1,56 @@
+import Dispatch
+import EmberBackend
+import EmberModel
+import Foundation
+
+/// Responsible for: the tree's REST requests' one connection to the backend's tree, as async
+/// functions: reads, and writes computed from the current tree (`TreeConnection.write(computing:)`),
+/// each answered when the backend acknowledged or refused it. Acknowledged means in the file.
+/// The door listens to nothing; its events are only its writes' outcomes. Thread-safe: pending
+/// writes are kept under a lock, completions arrive on the door's own queue.
+final class TreeDoor: TreeBackendClient, @unchecked Sendable {
+    private let queue = DispatchQueue(label: "ember.server.tree-door")
+    private var connection: TreeConnection!
+    private let lock = NSLock()
+    private var nextId: Int64 = 1
+    private var pending: [Int64: CheckedContinuation<Void, any Error>] = [:]
+
+    init(backend: Backend) {
+        connection = backend.connectTree(client: self, queue: queue)
+    }
+
+    func tree(_ connection: TreeConnection, didSend event: TreeBackendEvent) {
+        switch event {
+        case .change(_, let ack?):
+            take(ack)?.resume()
+        case .rejected(let id, let error):
+            take(id)?.resume(throwing: error)
+        case .change, .listenResult:
+            break
+        }
+    }
+
+    private func take(_ id: Int64) -> CheckedContinuation<Void, any Error>? {
+        lock.lock(); defer { lock.unlock() }
+        return pending.removeValue(forKey: id)
+    }
+
+    /// The node at `path`.
+    func read(_ path: TreePath) async -> TreeValue {
+        await withCheckedContinuation { c in connection.get(path) { c.resume(returning: $0) } }
+    }
+
+    /// Applies what `compute` makes of the current tree; throws what it threw, or a storage error.
+    func write(_ compute: @escaping @Sendable (_ read: (TreePath) -> TreeValue) throws -> [TreeWriteOp]) async throws {
+        try await withCheckedThrowingContinuation { (c: CheckedContinuation<Void, any Error>) in
+            lock.lock()
+            let id = nextId
+            nextId += 1
+            pending[id] = c
+            lock.unlock()
+            connection.write(id: id, computing: compute)
+        }
+    }
+
+    func close() { connection.disconnect() }
+}

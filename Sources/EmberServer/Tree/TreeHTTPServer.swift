@@ -1,0 +1,128 @@
+import Logging
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+
+/// Responsible for: the tree's HTTP/1.1 port: accepts connections (the same `ConnectionGuard`
+/// limits as the gRPC port), reads each request whole (a body past `maxBodyBytes` is answered 413
+/// and the connection closed), hands it to `TreeREST`, and writes the answer, keep-alive and
+/// pipelining as HTTP/1.1 asks (NIO's server pipeline answers requests in order). Plaintext only
+/// for now: `EmberServer` refuses a tree port with TLS files.
+///
+///     let http = TreeHTTPServer(rest: rest, group: group, logger: logger)
+///     let port = try await http.start(host: "127.0.0.1", port: 9000)
+final class TreeHTTPServer: @unchecked Sendable {
+    private let rest: TreeREST
+    private let group: EventLoopGroup
+    private let connectionGuard: ConnectionGuard
+    private let maxBodyBytes: Int
+    private var channel: Channel?
+
+    init(rest: TreeREST, group: EventLoopGroup, connectionGuard: ConnectionGuard, maxBodyBytes: Int) {
+        self.rest = rest
+        self.group = group
+        self.connectionGuard = connectionGuard
+        self.maxBodyBytes = maxBodyBytes
+    }
+
+    /// Binds and starts accepting; returns the port bound.
+    func start(host: String, port: Int) async throws -> Int {
+        let rest = self.rest
+        let maxBody = maxBodyBytes
+        let guardian = connectionGuard
+        let bootstrap = ServerBootstrap(group: group)
+            .serverChannelOption(.backlog, value: 256)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+            .childChannelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
+                    try channel.pipeline.syncOperations.addHandler(TreeHTTPHandler(rest: rest, maxBodyBytes: maxBody))
+                }.flatMap { guardian.admit(channel) }
+            }
+        let ch = try await bootstrap.bind(host: host, port: port).get()
+        channel = ch
+        return ch.localAddress?.port ?? port
+    }
+
+    func stop() async {
+        try? await channel?.close()
+    }
+}
+
+/// Responsible for: one connection's requests: collects head and body, runs `TreeREST` off the
+/// event loop, and writes the response back on it. On the channel's event loop.
+final class TreeHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPServerRequestPart
+    typealias OutboundOut = HTTPServerResponsePart
+
+    private let rest: TreeREST
+    private let maxBodyBytes: Int
+    private var head: HTTPRequestHead?
+    private var body: [UInt8] = []
+    private var tooLarge = false
+
+    init(rest: TreeREST, maxBodyBytes: Int) {
+        self.rest = rest
+        self.maxBodyBytes = maxBodyBytes
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data) {
+        case .head(let h):
+            head = h
+            body = []
+            tooLarge = false
+        case .body(var buffer):
+            guard !tooLarge else { return }
+            if body.count + buffer.readableBytes > maxBodyBytes + 1 {
+                tooLarge = true
+                body = []
+                return
+            }
+            body += buffer.readBytes(length: buffer.readableBytes) ?? []
+        case .end:
+            guard let head else { return }
+            self.head = nil
+            if tooLarge {
+                var r = TreeHTTPResponse.error(413, "WRITE_TOO_BIG: Data to write exceeds the maximum size that can be modified with a single request.")
+                r.headers.append(("Connection", "close"))
+                return write(r, head: head, keepAlive: false, context: context)
+            }
+            let request = TreeHTTPRequest(method: head.method.rawValue, uri: head.uri,
+                                          headers: head.headers.map { (name: $0.name.lowercased(), value: $0.value) }, body: body)
+            body = []
+            let keepAlive = head.isKeepAlive
+            let rest = self.rest
+            let loop = context.eventLoop
+            let bound = NIOLoopBound((self, context), eventLoop: loop)
+            Task {
+                let response = await rest.handle(request)
+                loop.execute {
+                    let (handler, context) = bound.value
+                    handler.write(response, head: head, keepAlive: keepAlive, context: context)
+                }
+            }
+        }
+    }
+
+    private func write(_ r: TreeHTTPResponse, head: HTTPRequestHead, keepAlive: Bool, context: ChannelHandlerContext) {
+        var headers = HTTPHeaders()
+        for (n, v) in r.headers { headers.add(name: n, value: v) }
+        let bytes = Array(r.body.utf8)
+        if r.status != 204 && r.status != 304 { headers.replaceOrAdd(name: "Content-Length", value: String(bytes.count)) }
+        headers.replaceOrAdd(name: "Connection", value: keepAlive ? "keep-alive" : "close")
+        let status = HTTPResponseStatus(statusCode: r.status)
+        context.write(wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: status, headers: headers))), promise: nil)
+        if !bytes.isEmpty && head.method != .HEAD {
+            var buffer = context.channel.allocator.buffer(capacity: bytes.count)
+            buffer.writeBytes(bytes)
+            context.write(wrapOutboundOut(.body(.byteBuffer(buffer))), promise: nil)
+        }
+        let done = context.writeAndFlush(wrapOutboundOut(.end(nil)))
+        if !keepAlive {
+            let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
+            done.whenComplete { _ in bound.value.close(promise: nil) }
+        }
+    }
+}

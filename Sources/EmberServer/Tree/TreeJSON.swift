@@ -1,0 +1,184 @@
+import EmberModel
+import Foundation
+
+/// Responsible for: the tree's JSON on the REST API. In: strict JSON (RFC 8259) to a tree value,
+/// with the Realtime Database's placeholders resolved when the write is applied (`TreeInput`):
+/// `{".sv": "timestamp"}` (ms since 1970 at the commit) and `{".sv": {"increment": n}}` (added to
+/// the number stored there, or n where there is none); `{".value": v, ".priority": p}` is v
+/// (Ember keeps no priorities); arrays are objects keyed "0", "1", ...; nulls and empty
+/// containers vanish. Out: a node as JSON, an object whose keys are dense integers as an array
+/// (as the Realtime Database renders it), integral doubles without a fraction (JavaScript
+/// numbers), `pretty` as the Realtime Database's `print=pretty`.
+enum TreeJSON {
+    /// Parses `text` into a write's input; `path` names the location in errors.
+    static func input(_ text: String, at path: TreePath) throws -> TreeInput {
+        let v: Value
+        do { v = try ValueJSON.parse(text) } catch let e as EmberError {
+            throw EmberError.invalidArgument("Invalid data; couldn't parse JSON object, array, or value. \(e.message)")
+        }
+        var input = TreeInput()
+        input.value = try tree(v, path: [], input: &input, at: path)
+        try TreeLimits.validate(input.value, at: path)
+        return input
+    }
+
+    private static func tree(_ v: Value, path: [String], input: inout TreeInput, at base: TreePath) throws -> TreeValue {
+        switch v {
+        case .null: return .null
+        case .bool(let b): return .bool(b)
+        case .int(let i): return .int(i)
+        case .double(let d): return .double(d)
+        case .string(let s): return .string(s)
+        case .array(let a):
+            var out: [String: TreeValue] = [:]
+            for (i, c) in a.enumerated() {
+                let t = try tree(c, path: path + [String(i)], input: &input, at: base)
+                if t.exists { out[String(i)] = t }
+            }
+            return out.isEmpty ? .null : .object(TreeObject(out))
+        case .map(let m):
+            if let sv = m[".sv"] {
+                guard m.count == 1 else { throw invalid(base, path, "a server value ('.sv') must be the only key of its object") }
+                return try serverValue(sv, path: path, input: &input, at: base)
+            }
+            if let inner = m[".value"] {
+                guard m.entries.allSatisfy({ $0.key == ".value" || $0.key == ".priority" }) else {
+                    throw invalid(base, path, "'.value' may only be next to '.priority'")
+                }
+                return try tree(inner, path: path, input: &input, at: base)
+            }
+            var out: [String: TreeValue] = [:]
+            for (k, c) in m.entries where k != ".priority" {
+                do { try TreeKey.validate(k, context: "key") } catch let e as EmberError { throw invalid(base, path, e.message) }
+                let t = try tree(c, path: path + [k], input: &input, at: base)
+                if t.exists { out[k] = t }
+            }
+            return out.isEmpty ? .null : .object(TreeObject(out))
+        case .timestamp, .bytes, .reference, .geoPoint:
+            throw invalid(base, path, "not a JSON value")
+        }
+    }
+
+    private static func serverValue(_ sv: Value, path: [String], input: inout TreeInput, at base: TreePath) throws -> TreeValue {
+        switch sv {
+        case .string("timestamp"):
+            input.timestamps.append(path)
+            return .int(0)
+        case .map(let m) where m.count == 1:
+            if let n = m["increment"] {
+                switch n {
+                case .int(let i): input.increments.append((path, .int(i)))
+                case .double(let d) where d.isFinite: input.increments.append((path, .double(d)))
+                default: throw invalid(base, path, "increment takes a number")
+                }
+                return .int(0)
+            }
+            throw invalid(base, path, "unrecognized server value")
+        default:
+            throw invalid(base, path, "unrecognized server value")
+        }
+    }
+
+    private static func invalid(_ base: TreePath, _ path: [String], _ why: String) -> EmberError {
+        EmberError.invalidArgument("Invalid data at '\(base.appending(TreePath(unchecked: path)))': \(why)")
+    }
+
+    /// `v` as JSON text.
+    static func render(_ v: TreeValue, pretty: Bool = false) -> String {
+        var out = ""
+        write(v, into: &out, pretty: pretty, indent: 0)
+        return out
+    }
+
+    private static func write(_ v: TreeValue, into out: inout String, pretty: Bool, indent: Int) {
+        switch v {
+        case .null: out += "null"
+        case .bool(let b): out += b ? "true" : "false"
+        case .int(let i): out += String(i)
+        case .double(let d):
+            if d == d.rounded(), abs(d) < 9_007_199_254_740_992 { out += String(Int64(d)) } else { out += "\(d)" }
+        case .string(let s): quote(s, into: &out)
+        case .object(let o):
+            let pad = pretty ? String(repeating: " ", count: indent + 2) : ""
+            let nl = pretty ? "\n" : ""
+            if let n = v.arrayLength {
+                out += "[" + nl
+                for i in 0..<n {
+                    out += pad
+                    write(o[String(i)], into: &out, pretty: pretty, indent: indent + 2)
+                    out += (i < n - 1 ? "," : "") + nl
+                }
+                out += (pretty ? String(repeating: " ", count: indent) : "") + "]"
+                return
+            }
+            out += "{" + nl
+            let keys = o.sortedKeys()
+            for (i, k) in keys.enumerated() {
+                out += pad
+                quote(k, into: &out)
+                out += pretty ? " : " : ":"
+                write(o[k], into: &out, pretty: pretty, indent: indent + 2)
+                out += (i < keys.count - 1 ? "," : "") + nl
+            }
+            out += (pretty ? String(repeating: " ", count: indent) : "") + "}"
+        }
+    }
+
+    static func quote(_ s: String, into out: inout String) {
+        out += "\""
+        for u in s.unicodeScalars {
+            switch u {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            default:
+                if u.value < 0x20 || u.value == 0x7F {
+                    let h = String(u.value, radix: 16)
+                    out += "\\u" + String(repeating: "0", count: 4 - h.count) + h
+                } else {
+                    out.unicodeScalars.append(u)
+                }
+            }
+        }
+        out += "\""
+    }
+}
+
+/// Responsible for: a write's value as parsed, with the places of its server values, resolved
+/// against the stored tree when the write is applied (on the backend's queue).
+struct TreeInput: Sendable {
+    var value: TreeValue = .null
+    /// Paths (relative to the written location) of `{".sv": "timestamp"}`.
+    var timestamps: [[String]] = []
+    /// Paths of `{".sv": {"increment": n}}` with n.
+    var increments: [([String], TreeValue)] = []
+
+    var hasServerValues: Bool { !timestamps.isEmpty || !increments.isEmpty }
+
+    /// The value to store at `base`, given the tree as it is (`read`) and the commit's time.
+    func resolved(at base: TreePath, read: (TreePath) -> TreeValue, nowMillis: Int64) -> TreeValue {
+        guard hasServerValues else { return value }
+        var v = value
+        for p in timestamps { v.set(p[...], .int(nowMillis)) }
+        for (p, delta) in increments {
+            let current = read(base.appending(TreePath(unchecked: p)))
+            v.set(p[...], TreeInput.add(current, delta))
+        }
+        return v
+    }
+
+    /// current + delta for numbers (integers while they fit, else doubles); delta otherwise.
+    static func add(_ current: TreeValue, _ delta: TreeValue) -> TreeValue {
+        switch (current, delta) {
+        case (.int(let a), .int(let b)):
+            let (s, overflow) = a.addingReportingOverflow(b)
+            return overflow ? .double(Double(a) + Double(b)) : .int(s)
+        case (.int(let a), .double(let b)): return .double(Double(a) + b)
+        case (.double(let a), .int(let b)): return .double(a + Double(b))
+        case (.double(let a), .double(let b)): return .double(a + b)
+        default: return delta
+        }
+    }
+}

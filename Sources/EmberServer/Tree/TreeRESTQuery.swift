@@ -1,0 +1,104 @@
+import EmberModel
+
+/// Responsible for: a REST GET's query parameters as a tree query (`orderBy` "$key", "$value" or
+/// a child path, JSON-quoted; `limitToFirst`/`limitToLast`; `startAt`/`startAfter`/`endAt`/
+/// `endBefore`/`equalTo` as JSON values, optionally followed by `,<JSON key>`), with the
+/// Realtime Database's refusals, and its result over a node: the children in range, the limit
+/// applied, as an object (its order is the client's to restore).
+struct TreeRESTQuery {
+    static let parameters = ["orderBy", "limitToFirst", "limitToLast", "startAt", "startAfter", "endAt", "endBefore", "equalTo"]
+
+    let query: TreeQuery
+    /// `limitToFirst=0` / `limitToLast=0`: nothing.
+    let empty: Bool
+
+    /// Nil when no query parameter is given.
+    static func parse(_ params: [String: String]) throws -> TreeRESTQuery? {
+        let given = parameters.filter { params[$0] != nil }
+        guard !given.isEmpty else { return nil }
+        guard let orderText = params["orderBy"] else {
+            throw TreeRESTError(400, "orderBy must be defined when other query parameters are defined")
+        }
+        var q = TreeQuery()
+        do {
+            guard case .string(let order)? = try? ValueJSON.parse(orderText) else {
+                throw TreeRESTError(400, "orderBy must be a valid JSON encoded path")
+            }
+            switch order {
+            case "$key": q = try q.orderBy(.key)
+            case "$value": q = try q.orderBy(.value)
+            case "$priority": throw TreeRESTError(400, "orderBy \"$priority\" is not supported: Ember keeps no priorities")
+            default:
+                let path = try TreePath(parsing: order, context: "orderBy path")
+                guard !path.isRoot else { throw TreeRESTError(400, "orderBy must be a valid JSON encoded path") }
+                q = try q.orderBy(.child(path))
+            }
+            if params["limitToFirst"] != nil && params["limitToLast"] != nil {
+                throw TreeRESTError(400, "limitToFirst and limitToLast cannot both be given")
+            }
+            var empty = false
+            for (name, type) in [("limitToFirst", TreeQuery.LimitType.first), ("limitToLast", .last)] {
+                guard let text = params[name] else { continue }
+                guard let n = Int(text), n >= 0 else { throw TreeRESTError(400, "\(name) must be a non-negative integer, got '\(text)'") }
+                if n == 0 { empty = true } else { q = try q.limit(n, type) }
+            }
+            if let eq = params["equalTo"] {
+                if params["startAt"] != nil || params["startAfter"] != nil || params["endAt"] != nil || params["endBefore"] != nil {
+                    throw TreeRESTError(400, "equalTo cannot be given with startAt, startAfter, endAt or endBefore")
+                }
+                let (v, k) = try bound(eq, "equalTo")
+                q = try q.equal(v, key: k)
+            }
+            if params["startAt"] != nil && params["startAfter"] != nil { throw TreeRESTError(400, "startAt and startAfter cannot both be given") }
+            if params["endAt"] != nil && params["endBefore"] != nil { throw TreeRESTError(400, "endAt and endBefore cannot both be given") }
+            if let s = params["startAt"] { let (v, k) = try bound(s, "startAt"); q = try q.start(.at, v, key: k) }
+            if let s = params["startAfter"] { let (v, k) = try bound(s, "startAfter"); q = try q.start(.exclusive, v, key: k) }
+            if let s = params["endAt"] { let (v, k) = try bound(s, "endAt"); q = try q.end(.at, v, key: k) }
+            if let s = params["endBefore"] { let (v, k) = try bound(s, "endBefore"); q = try q.end(.exclusive, v, key: k) }
+            return TreeRESTQuery(query: q, empty: empty)
+        } catch let e as EmberError {
+            throw TreeRESTError(400, e.message)
+        }
+    }
+
+    /// A bound's value (null, a boolean, a number or a string), and its key when `,<JSON key>` follows.
+    private static func bound(_ text: String, _ name: String) throws -> (TreeValue, String?) {
+        if let v = try? leaf(ValueJSON.parse(text)) { return (v, nil) }
+        // `<json>,<json key>`: the last comma after which a JSON string parses.
+        var i = text.endIndex
+        while let comma = text[..<i].lastIndex(of: ",") {
+            if let v = try? leaf(ValueJSON.parse(String(text[..<comma]))),
+               case .string(let k)? = try? ValueJSON.parse(String(text[text.index(after: comma)...])) {
+                return (v, k)
+            }
+            i = comma
+        }
+        throw TreeRESTError(400, "\(name) must be a JSON null, boolean, number or string (optionally followed by ,<JSON key>), got '\(text)'")
+    }
+
+    private static func leaf(_ v: Value) throws -> TreeValue {
+        switch v {
+        case .null: return .null
+        case .bool(let b): return .bool(b)
+        case .int(let i): return .int(i)
+        case .double(let d): return .double(d)
+        case .string(let s): return .string(s)
+        default: throw EmberError.invalidArgument("not a leaf")
+        }
+    }
+
+    /// The query's result over `node`.
+    func apply(to node: TreeValue) -> TreeValue {
+        guard case .object(let o) = node else { return empty ? .null : node }
+        if empty { return .null }
+        let index = query.index
+        var entries = o.children.map { ChildEntry(key: $0.key.s, sortValue: index.sortValue(of: $0.value)) }.filter { query.contains($0) }
+        entries.sort { ChildEntry.compare($0, $1) < 0 }
+        if let n = query.limit, entries.count > n {
+            entries = query.limitType == .first ? Array(entries.prefix(n)) : Array(entries.suffix(n))
+        }
+        var out: [String: TreeValue] = [:]
+        for e in entries { out[e.key] = o[e.key] }
+        return out.isEmpty ? .null : .object(TreeObject(out))
+    }
+}
