@@ -190,7 +190,7 @@ public final class EmberServer: @unchecked Sendable {
             }
             let rest = TreeREST(door: treeDoor, defaultNamespace: configuration.defaultNamespace, adminOnly: rules != nil,
                                 adminToken: configuration.adminToken, maxBodyBytes: configuration.maxRequestBytes)
-            treeServer = TreeHTTPServer(rest: rest, group: MultiThreadedEventLoopGroup.singleton, connectionGuard: connectionGuard,
+            treeServer = TreeHTTPServer(rest: rest, backend: door.backend, group: MultiThreadedEventLoopGroup.singleton, connectionGuard: connectionGuard,
                                         maxBodyBytes: configuration.maxRequestBytes)
         } else {
             treeServer = nil

@@ -1,3 +1,5 @@
+import EmberModel
+
 /// Responsible for: one HTTP request and response of the tree's port, as the REST layer sees
 /// them (header names lower-cased; the body whole, within the listener's limit).
 struct TreeHTTPRequest: Sendable {
@@ -13,6 +15,8 @@ struct TreeHTTPResponse: Sendable {
     var status: Int
     var headers: [(String, String)] = []
     var body: String = ""
+    /// A streaming GET's location and query: the handler answers with an event stream.
+    var stream: (location: TreePath, query: TreeRESTQuery?)?
 
     static func json(_ status: Int, _ body: String, headers: [(String, String)] = []) -> TreeHTTPResponse {
         TreeHTTPResponse(status: status, headers: [("Content-Type", "application/json; charset=utf-8")] + headers, body: body)

@@ -1,3 +1,4 @@
+import EmberBackend
 import Logging
 import NIOCore
 import NIOHTTP1
@@ -13,13 +14,15 @@ import NIOPosix
 ///     let port = try await http.start(host: "127.0.0.1", port: 9000)
 final class TreeHTTPServer: @unchecked Sendable {
     private let rest: TreeREST
+    private let backend: Backend
     private let group: EventLoopGroup
     private let connectionGuard: ConnectionGuard
     private let maxBodyBytes: Int
     private var channel: Channel?
 
-    init(rest: TreeREST, group: EventLoopGroup, connectionGuard: ConnectionGuard, maxBodyBytes: Int) {
+    init(rest: TreeREST, backend: Backend, group: EventLoopGroup, connectionGuard: ConnectionGuard, maxBodyBytes: Int) {
         self.rest = rest
+        self.backend = backend
         self.group = group
         self.connectionGuard = connectionGuard
         self.maxBodyBytes = maxBodyBytes
@@ -28,6 +31,7 @@ final class TreeHTTPServer: @unchecked Sendable {
     /// Binds and starts accepting; returns the port bound.
     func start(host: String, port: Int) async throws -> Int {
         let rest = self.rest
+        let backend = self.backend
         let maxBody = maxBodyBytes
         let guardian = connectionGuard
         let bootstrap = ServerBootstrap(group: group)
@@ -37,7 +41,7 @@ final class TreeHTTPServer: @unchecked Sendable {
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
-                    try channel.pipeline.syncOperations.addHandler(TreeHTTPHandler(rest: rest, maxBodyBytes: maxBody))
+                    try channel.pipeline.syncOperations.addHandler(TreeHTTPHandler(rest: rest, backend: backend, maxBodyBytes: maxBody))
                 }.flatMap { guardian.admit(channel) }
             }
         let ch = try await bootstrap.bind(host: host, port: port).get()
@@ -57,13 +61,15 @@ final class TreeHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
     typealias OutboundOut = HTTPServerResponsePart
 
     private let rest: TreeREST
+    private let backend: Backend
     private let maxBodyBytes: Int
     private var head: HTTPRequestHead?
     private var body: [UInt8] = []
     private var tooLarge = false
 
-    init(rest: TreeREST, maxBodyBytes: Int) {
+    init(rest: TreeREST, backend: Backend, maxBodyBytes: Int) {
         self.rest = rest
+        self.backend = backend
         self.maxBodyBytes = maxBodyBytes
     }
 
@@ -107,6 +113,16 @@ final class TreeHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
     }
 
     private func write(_ r: TreeHTTPResponse, head: HTTPRequestHead, keepAlive: Bool, context: ChannelHandlerContext) {
+        if let stream = r.stream {
+            // An event stream: the head now, the events as the tree changes, until the client
+            // closes (no content length: chunked).
+            var headers = HTTPHeaders()
+            headers.add(name: "Content-Type", value: "text/event-stream")
+            headers.add(name: "Cache-Control", value: "no-cache")
+            context.writeAndFlush(wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: .ok, headers: headers))), promise: nil)
+            TreeEventStream(channel: context.channel, location: stream.location, query: stream.query).start(backend: backend)
+            return
+        }
         var headers = HTTPHeaders()
         for (n, v) in r.headers { headers.add(name: n, value: v) }
         let bytes = Array(r.body.utf8)

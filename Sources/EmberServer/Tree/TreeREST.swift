@@ -124,6 +124,10 @@ struct TreeREST: Sendable {
             }
         }
         if let f = line.params["format"], f != "export" { throw TreeRESTError(400, "format must be 'export', got '\(f)'") }
+        if request.header("accept")?.lowercased().contains("text/event-stream") == true {
+            if shallow == "true" { throw TreeRESTError(400, "shallow cannot be streamed") }
+            return TreeHTTPResponse(status: 200, stream: (location, query))
+        }
         var value = await door.read(location)
         if let query { value = query.apply(to: value) }
         if shallow == "true", case .object(let o) = value {

@@ -159,3 +159,71 @@ def test_acknowledged_writes_survive_a_restart(tmp_path):
     finally:
         firebase_admin.delete_app(app)
         srv.stop()
+
+
+def collect(ref, expected, action, seconds=10):
+    """Listens to `ref`, runs `action` once the first event arrived, and returns the
+    (event_type, path, data) of the first `expected` events."""
+    import queue
+    import time
+    events = queue.Queue()
+    registration = ref.listen(lambda e: events.put((e.event_type, e.path, e.data)))
+    got = []
+    try:
+        deadline = time.monotonic() + seconds
+        while len(got) < expected and time.monotonic() < deadline:
+            try:
+                got.append(events.get(timeout=max(0.05, deadline - time.monotonic())))
+            except queue.Empty:
+                break
+            if len(got) == 1:
+                action()
+    finally:
+        registration.close()
+    return got
+
+
+def test_listen_streams_writes_at_below_and_above_in_order(root):
+    ref = root.child("l")
+    ref.set({"a": 1})
+
+    def writes():
+        ref.child("b").set(2)
+        ref.update({"c": 3, "a": None})
+        root.update({"l/d": 4, "other": 1})
+        root.set({"l": {"x": 1}})
+        ref.delete()
+    got = collect(ref, 6, writes)
+    assert got == [
+        ("put", "/", {"a": 1}),
+        ("put", "/b", 2),
+        ("patch", "/", {"a": None, "c": 3}),
+        ("put", "/d", 4),
+        ("put", "/", {"x": 1}),
+        ("put", "/", None),
+    ]
+
+
+def test_a_streamed_query_sends_its_result_again_when_it_changes(server, root):
+    import json
+    import socket
+    ref = root.child("s")
+    ref.set({"a": 3, "b": 1, "c": 2})
+    ns = root._client.params["ns"]
+    port = database_port(server)
+    sock = socket.create_connection(("127.0.0.1", port), timeout=10)
+    try:
+        sock.sendall((f'GET /s.json?ns={ns}&orderBy=%22$value%22&limitToFirst=2 HTTP/1.1\r\nHost: 127.0.0.1\r\n'
+                      'Accept: text/event-stream\r\n\r\n').encode())
+        text = b""
+        while text.count(b"event: put") < 1:
+            text += sock.recv(65536)
+        ref.child("d").set(0)           # enters the window
+        ref.child("a").set(5)           # outside the window: no event
+        ref.child("b").set(7)           # leaves it
+        while text.count(b"event: put") < 3:
+            text += sock.recv(65536)
+    finally:
+        sock.close()
+    puts = [json.loads(line[len(b"data: "):]) for line in text.split(b"\n") if line.startswith(b"data: ")]
+    assert [p["data"] for p in puts[:3]] == [{"b": 1, "c": 2}, {"d": 0, "b": 1}, {"d": 0, "c": 2}]
