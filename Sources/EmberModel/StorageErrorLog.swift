@@ -6,7 +6,8 @@ import Glibc
 /// do not decode). By default one line `ember: storage error: <message>` on stderr, as the
 /// embedded library always printed; a program with its own log (`ember serve`'s key=value lines)
 /// installs a handler before it opens any store. Thread-safe; the handler runs on the thread
-/// that met the error, under no lock of Ember's, and must not call back into the store.
+/// that met the error, inside the store's lock (often on the backend's queue): it must return
+/// quickly and never call back into the store.
 ///
 ///     StorageErrorLog.setHandler { message in logger.error("storage error", metadata: ["error": "\(message)"]) }
 public enum StorageErrorLog {

@@ -51,7 +51,7 @@ public final class EmberServer: @unchecked Sendable {
         public var insecure: Bool
         /// Response bytes a stream (Listen, RunQuery) may keep queued while its client does not
         /// read, and how long it may stay over that with no write completing before it is ended
-        /// with RESOURCE_EXHAUSTED (at once past four times the bytes for a second).
+        /// with RESOURCE_EXHAUSTED (sooner, after half of it, past four times the bytes).
         public var maxQueuedOutputBytes: Int = 16 << 20
         public var stalledOutputGrace: Duration = .seconds(10)
         /// The most connections open at once (past it a new one is closed at once, logged); nil

@@ -89,11 +89,28 @@ final class ListenSession: BackendClient, @unchecked Sendable {
         guard let token = streams.register({ [sink] in sink.finish(throwing: RPCError(code: .unavailable, message: "The server is shutting down")) }) else {
             throw RPCError(code: .unavailable, message: "The server is shutting down")
         }
-        queue.sync { connection = backend.connect(client: self, queue: queue) }
-        defer {
+        // The session's queue is entered without blocking a Swift task's thread (it runs on the
+        // shared pool those threads come from).
+        await onQueue { [self] in connection = backend.connect(client: self, queue: queue) }
+        do {
+            try await serve(request: request, response: response)
+        } catch {
             streams.unregister(token)
-            queue.sync { connection?.disconnect(); connection = nil }
+            await onQueue { [self] in connection?.disconnect(); connection = nil }
+            throw error
         }
+        streams.unregister(token)
+        await onQueue { [self] in connection?.disconnect(); connection = nil }
+    }
+
+    /// Runs `body` on the session's queue and waits for it.
+    private func onQueue(_ body: @escaping @Sendable () -> Void) async {
+        await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
+            queue.async { body(); c.resume() }
+        }
+    }
+
+    private func serve(request: RPCAsyncSequence<Google_Firestore_V1_ListenRequest, any Error>, response: RPCWriter<ListenResponse>) async throws {
         try await withThrowingTaskGroup(of: Void.self) { group in
             // The writer, ended with RESOURCE_EXHAUSTED when its client stops reading (the gate).
             group.addTask { [output, gate] in
@@ -250,6 +267,8 @@ final class ListenSession: BackendClient, @unchecked Sendable {
     // MARK: backend events (on queue)
 
     func backend(_ link: any BackendLink, didSend event: BackendEvent) {
+        // After the stream ended (its connection dropped), events still on their way are not for anyone.
+        guard connection != nil else { return }
         defer { flush() }
         switch event {
         case .listenResult(let bid, let documents, _, let version):
@@ -331,6 +350,8 @@ final class ListenSession: BackendClient, @unchecked Sendable {
         var removed: [DocumentKey: [Int32]] = [:]
         var latest: [DocumentKey: Document] = [:]
         for d in documents { latest[d.key] = d }
+        // What the commit changed (`latest` also gains documents pushed out of a window).
+        let committed = Set(latest.keys)
         for t in targets.values where t.pending == 0 {
             // The changed documents the client held in this target before the commit: one pushed
             // out of a limit window below must then be removed, not merely left unsent.
@@ -358,9 +379,9 @@ final class ListenSession: BackendClient, @unchecked Sendable {
                     _ = w.remove(d.key)
                     t.keys.remove(d.key)
                     if let i = added[d.key]?.firstIndex(of: t.id) { added[d.key]!.remove(at: i) }
-                    let changed = latest[d.key] != nil
+                    let changed = committed.contains(d.key)
                     if !changed || heldBefore.contains(d.key) { removed[d.key, default: []].append(t.id) }
-                    if !changed { latest[d.key] = d }
+                    if latest[d.key] == nil { latest[d.key] = d }
                 }
                 t.window = w
             }

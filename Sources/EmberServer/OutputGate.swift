@@ -8,8 +8,11 @@ import GRPCCore
 /// when a write completes (gRPC's writes wait while the client does not read: HTTP/2 flow
 /// control), and when a write last completed. A stream whose queued output stays over
 /// `Limits.bound` for `Limits.grace` without a write completing, or over four times the bound
-/// for a second, is ended with RESOURCE_EXHAUSTED: a client that stopped reading cannot make the
-/// server hold an unbounded backlog. The count is also kept server-wide (`OutputLedger`).
+/// for half of that, is ended with RESOURCE_EXHAUSTED: a client that stopped reading cannot make the
+/// server hold an unbounded backlog. The count is also kept server-wide (`OutputLedger`); no
+/// server-wide budget acts on it yet. A stream ended this way keeps one part of its output
+/// inside gRPC's transport, and its status waits behind it, until its client reads or its
+/// connection closes.
 /// Thread-safe: a stream's queue adds, its writer task takes off.
 ///
 ///     try await gate.run { for r in answers { gate.queued(n); try await writer.write(r); gate.written(n) } }
@@ -39,6 +42,8 @@ final class OutputGate: @unchecked Sendable {
     /// `bytes` more are queued for the writer.
     func queued(_ bytes: Int) {
         lock.lock()
+        // Once closed nothing more is written or counted (the server-wide total stays exact).
+        guard !closed else { lock.unlock(); return }
         let wasOver = pending > limits.bound
         if pending == 0 { lastProgress = .now }
         pending += bytes
@@ -102,7 +107,7 @@ final class OutputGate: @unchecked Sendable {
                 let (isClosed, n, since) = state()
                 if isClosed { return }
                 if n <= limits.bound { break }
-                if since >= limits.grace || (n > 4 * limits.bound && since >= .seconds(1)) {
+                if since >= limits.grace || (n > 4 * limits.bound && since >= limits.grace / 2) {
                     throw RPCError(code: .resourceExhausted, message: "The client is not reading this stream: \(n) bytes of responses are waiting (the bound is \(limits.bound)); the stream is ended")
                 }
                 try await Task.sleep(for: tick)

@@ -7,18 +7,23 @@ import Foundation
 ///
 /// Every transaction belongs to the caller that began it (the admin, one user id, or the
 /// anonymous callers together) and only that caller may use it; another gets "Invalid
-/// transaction.", as for an id never issued. Each owner keeps at most `perOwner` open, its own
-/// oldest forgotten first (its commit then fails as an unknown transaction, and the client
-/// retries), so no caller can push out another's. All owners together keep at most `capacity`
-/// open: past it a new transaction is refused with RESOURCE_EXHAUSTED rather than taken from
-/// anyone. Ended transactions (committed, failed or rolled back) are remembered per owner, as
-/// many again: a Rollback of one succeeds (clients roll back after a failed commit), any other
-/// use is refused as closed, as the Firestore emulator does. Thread-safe.
+/// transaction.", as for an id never issued. Each owner keeps at most `perOwner` open (the
+/// anonymous callers together, who are everyone on a server without rules, `anonymousShare`),
+/// its own oldest forgotten first (its commit then fails as an unknown transaction, and the
+/// client retries), so no caller can push out another's. A transaction lives at most `lifetime`
+/// (Firestore's 270 s): an expired one is refused and forgotten. All owners together keep at
+/// most `capacity` open: when full, the expired ones are dropped, and if none was, a new
+/// transaction is refused with RESOURCE_EXHAUSTED rather than taken from anyone. The last
+/// `capacity` / 10 ended transactions (committed, failed or rolled back) are remembered: a
+/// Rollback of one succeeds (clients roll back after a failed commit), any other use is refused
+/// as closed, as the Firestore emulator does (forgetting one only turns a late Rollback into
+/// "Invalid transaction."). Thread-safe.
 final class Transactions: @unchecked Sendable {
     struct Entry {
         let db: DatabaseName
         let readOnly: Bool
         let owner: Owner
+        let begun: ContinuousClock.Instant
         var reads: [DocumentKey: Int64] = [:]
     }
 
@@ -38,38 +43,69 @@ final class Transactions: @unchecked Sendable {
     }
 
     let perOwner: Int
+    let anonymousShare: Int
     let capacity: Int
+    let lifetime: Duration
+    /// The clock (tests move it).
+    var now: @Sendable () -> ContinuousClock.Instant = { .now }
     private let lock = NSLock()
     private var open: [Data: Entry] = [:]
     private var openOrder: [Owner: OldestFirst] = [:]
     private var closed: [Data: (db: DatabaseName, owner: Owner)] = [:]
-    private var closedOrder: [Owner: OldestFirst] = [:]
+    private var closedOrder = OldestFirst()
 
-    init(perOwner: Int = 1_000, capacity: Int = 100_000) {
+    init(perOwner: Int = 1_000, anonymousShare: Int = 10_000, capacity: Int = 100_000, lifetime: Duration = .seconds(270)) {
         self.perOwner = perOwner
+        self.anonymousShare = anonymousShare
         self.capacity = capacity
+        self.lifetime = lifetime
     }
+
+    private func bound(_ owner: Owner) -> Int { owner == .anonymous ? anonymousShare : perOwner }
 
     func begin(_ caller: Caller, db: DatabaseName, readOnly: Bool) throws -> Data {
         let owner = Owner(caller)
         var id = Data(count: 16)
         for i in 0..<16 { id[i] = UInt8.random(in: 0...255) }
         lock.lock(); defer { lock.unlock() }
+        let t = now()
         var mine = openOrder[owner] ?? OldestFirst()
-        if mine.count >= perOwner, let oldest = mine.removeOldest() {
+        if mine.count >= bound(owner), let oldest = mine.removeOldest() {
             open[oldest] = nil
         } else if open.count >= capacity {
-            throw EmberError(.resourceExhausted, "Too many open transactions on this server: commit or roll back some, then retry.")
+            dropExpired(at: t)
+            mine = openOrder[owner] ?? OldestFirst()
+            if open.count >= capacity {
+                throw EmberError(.resourceExhausted, "Too many open transactions on this server: commit or roll back some, then retry.")
+            }
         }
-        open[id] = Entry(db: db, readOnly: readOnly, owner: owner)
+        open[id] = Entry(db: db, readOnly: readOnly, owner: owner, begun: t)
         mine.append(id)
         openOrder[owner] = mine
         return id
     }
 
+    /// Forgets every open transaction past its lifetime (lock held; only when full).
+    private func dropExpired(at t: ContinuousClock.Instant) {
+        for (id, e) in open where t - e.begun > lifetime { forget(id, e) }
+    }
+
+    /// Removes an open transaction without remembering it as ended (lock held).
+    private func forget(_ id: Data, _ e: Entry) {
+        open[id] = nil
+        openOrder[e.owner]?.remove(id)
+        if openOrder[e.owner]?.count == 0 { openOrder[e.owner] = nil }
+    }
+
     /// The open transaction `id` when `caller` may use it in `db` (lock held).
     private func entry(_ id: Data, _ caller: Caller, db: DatabaseName) throws -> Entry {
-        if let e = open[id], e.db == db, e.owner == Owner(caller) { return e }
+        if let e = open[id], e.db == db, e.owner == Owner(caller) {
+            if now() - e.begun > lifetime {
+                forget(id, e)
+                throw EmberError.invalidArgument("The referenced transaction has expired or is no longer valid.")
+            }
+            return e
+        }
         if let c = closed[id], c.db == db, c.owner == Owner(caller) { throw EmberError.invalidArgument("Transaction is invalid or closed.") }
         throw EmberError.invalidArgument("Invalid transaction.")
     }
@@ -110,15 +146,11 @@ final class Transactions: @unchecked Sendable {
         return open.count
     }
 
-    /// Moves an open transaction to its owner's closed ones (lock held).
+    /// Moves an open transaction to the ended ones (lock held).
     private func close(_ id: Data, _ e: Entry) {
-        open[id] = nil
-        openOrder[e.owner]?.remove(id)
-        if openOrder[e.owner]?.count == 0 { openOrder[e.owner] = nil }
-        var ended = closedOrder[e.owner] ?? OldestFirst()
-        if ended.count >= perOwner, let oldest = ended.removeOldest() { closed[oldest] = nil }
-        ended.append(id)
-        closedOrder[e.owner] = ended
+        forget(id, e)
+        if closedOrder.count >= max(1, capacity / 10), let oldest = closedOrder.removeOldest() { closed[oldest] = nil }
+        closedOrder.append(id)
         closed[id] = (e.db, e.owner)
     }
 }

@@ -132,6 +132,53 @@ final class ListenLimitWindowTests: XCTestCase {
         }
     }
 
+    /// Two limit queries on one stream both holding the document a newcomer pushes out: each
+    /// is told it left (the first eviction must not hide the second).
+    func testTwoWindowsOnOneStreamBothLoseThePushedOutDocument() async throws {
+        try await ServerTests.serve { fs, _ in
+            _ = try await ServerTests.commit(fs, Self.sixDocuments)
+            let (requests, requestSink) = AsyncStream.makeStream(of: Google_Firestore_V1_ListenRequest.self)
+            for id in [Int32(1), 2] {
+                var add = Google_Firestore_V1_ListenRequest()
+                add.database = ServerTests.database
+                add.addTarget.targetID = id
+                add.addTarget.query.parent = ServerTests.root
+                add.addTarget.query.structuredQuery = Self.orderedByB(limit: 3)
+                requestSink.yield(add)
+            }
+            let held = try await fs.listen(requestProducer: { writer in
+                for await r in requests { try await writer.write(r) }
+            }, onResponse: { response in
+                var held: [Int32: Set<String>] = [1: [], 2: []]
+                var currents = 0
+                var committed = false
+                func id(_ name: String) -> String { String(name.split(separator: "/").last!) }
+                for try await m in response.messages {
+                    switch m.responseType {
+                    case .documentChange(let dc)?:
+                        for t in dc.targetIds { held[t]?.insert(id(dc.document.name)) }
+                        for t in dc.removedTargetIds { held[t]?.remove(id(dc.document.name)) }
+                    case .documentRemove(let dr)?:
+                        for t in dr.removedTargetIds { held[t]?.remove(id(dr.document)) }
+                    case .documentDelete(let dd)?:
+                        for t in [Int32(1), 2] { held[t]?.remove(id(dd.document)) }
+                    case .targetChange(let tc)?:
+                        if tc.targetChangeType == .current { currents += tc.targetIds.count }
+                        if tc.targetChangeType == .noChange && tc.targetIds.isEmpty && currents == 2 {
+                            if committed { requestSink.finish(); return held }
+                            committed = true
+                            _ = try await ServerTests.commit(fs, [Self.setB("d0", 0)])
+                        }
+                    default: break
+                    }
+                }
+                return held
+            })
+            XCTAssertEqual(held[1], ["d0", "d1", "d2"])
+            XCTAssertEqual(held[2], ["d0", "d1", "d2"])
+        }
+    }
+
     /// Random batches of updates, creates and deletes over twelve documents; every limit window
     /// matches RunQuery after each one (before the fix, 1 to 11 extra documents were held).
     func testRandomBatchesKeepTheWindowEqualToRunQuery() async throws {

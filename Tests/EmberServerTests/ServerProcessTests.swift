@@ -42,7 +42,7 @@ final class ServerProcessTests: XCTestCase {
         func port() throws -> Int {
             let deadline = Date().addingTimeInterval(30)
             while Date() < deadline {
-                if let r = log.range(of: "port=") {
+                if let r = log.range(of: " port=") {
                     let digits = log[r.upperBound...].prefix { $0.isNumber }
                     if let p = Int(digits) { return p }
                 }

@@ -17,15 +17,15 @@ final class TransactionsTests: XCTestCase {
     }
 
     func testAnonymousCallersCannotEvictAUsersTransaction() throws {
-        let t = Transactions(perOwner: 100, capacity: 1_000)
+        let t = Transactions(perOwner: 100, anonymousShare: 200, capacity: 1_000)
         let alice = Self.user("alice")
         let mine = try t.begin(alice, db: db, readOnly: false)
-        for _ in 0..<(t.perOwner + 50) { _ = try t.begin(.anonymous, db: db, readOnly: false) }
+        for _ in 0..<(t.anonymousShare + 50) { _ = try t.begin(.anonymous, db: db, readOnly: false) }
         for i in 0..<20 { _ = try t.begin(Self.user("u\(i)"), db: db, readOnly: false) }
         XCTAssertNoThrow(try t.check(alice, mine, db: db))
         XCTAssertNoThrow(try t.finish(alice, mine, db: db))
         // The anonymous callers pushed out only their own oldest.
-        XCTAssertEqual(t.openCount, t.perOwner + 20)
+        XCTAssertEqual(t.openCount, t.anonymousShare + 20)
     }
 
     func testOnlyTheOwnerMayUseATransaction() throws {
@@ -45,9 +45,10 @@ final class TransactionsTests: XCTestCase {
 
     func testAnOwnerPastItsBoundLosesItsOwnOldest() throws {
         let t = Transactions(perOwner: 3, capacity: 100)
-        let ids = try (0..<4).map { _ in try t.begin(.anonymous, db: db, readOnly: true) }
-        XCTAssertEqual(code { try t.check(.anonymous, ids[0], db: db) }, .invalidArgument)
-        for id in ids[1...] { XCTAssertNoThrow(try t.check(.anonymous, id, db: db)) }
+        let bob = Self.user("bob")
+        let ids = try (0..<4).map { _ in try t.begin(bob, db: db, readOnly: true) }
+        XCTAssertEqual(code { try t.check(bob, ids[0], db: db) }, .invalidArgument)
+        for id in ids[1...] { XCTAssertNoThrow(try t.check(bob, id, db: db)) }
     }
 
     func testTheTotalIsBoundedByRefusingNewOnes() throws {
@@ -64,7 +65,7 @@ final class TransactionsTests: XCTestCase {
     }
 
     func testManyEndedTransactionsKeepTheBookkeepingSmall() throws {
-        let t = Transactions(perOwner: 10, capacity: 100)
+        let t = Transactions(perOwner: 10, anonymousShare: 10, capacity: 100)
         let leaked = try t.begin(.anonymous, db: db, readOnly: false)
         for _ in 0..<5_000 {
             let id = try t.begin(.anonymous, db: db, readOnly: false)
@@ -72,5 +73,26 @@ final class TransactionsTests: XCTestCase {
         }
         XCTAssertNoThrow(try t.check(.anonymous, leaked, db: db))
         XCTAssertEqual(t.openCount, 1)
+    }
+
+    /// A transaction lives at most its lifetime; when the server is full, the expired ones make
+    /// room before anyone is refused.
+    func testExpiredTransactionsAreRefusedAndMakeRoom() throws {
+        final class Clock: @unchecked Sendable { var t = ContinuousClock.now }
+        let clock = Clock()
+        let t = Transactions(perOwner: 2, capacity: 2, lifetime: .seconds(270))
+        t.now = { clock.t }
+        let a = try t.begin(Self.user("a"), db: db, readOnly: false)
+        _ = try t.begin(Self.user("b"), db: db, readOnly: false)
+        XCTAssertEqual(code { _ = try t.begin(Self.user("c"), db: db, readOnly: false) }, .resourceExhausted)
+        clock.t += .seconds(271)
+        // Full: the two expired ones go, and c is begun.
+        let c = try t.begin(Self.user("c"), db: db, readOnly: false)
+        XCTAssertEqual(t.openCount, 1)
+        XCTAssertEqual(code { try t.check(Self.user("a"), a, db: db) }, .invalidArgument)
+        // An expired one that is used is refused and forgotten.
+        clock.t += .seconds(271)
+        XCTAssertEqual(code { try t.check(Self.user("c"), c, db: db) }, .invalidArgument)
+        XCTAssertEqual(t.openCount, 0)
     }
 }
