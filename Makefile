@@ -344,6 +344,13 @@ test-server: server-bin server-venv
 	EMBER_BIN=$(EMBER_BIN) $(WATCHDOG) $(SERVER_PY) -m pytest -q -p no:cacheprovider -o faulthandler_timeout=300 Tests/server
 test: test-server
 
+# The tree on ember serve (issue 28): REST write -> SSE event, fan-out to 1,000 streams, pushes/s.
+.PHONY: bench-tree-server
+bench: bench-tree-server
+bench-tree-server: deps
+	$(SWIFT) build -j $(JOBS) -c release --scratch-path $(BENCH_PATH) --product ember
+	$(PYTHON) bench/tree-server/bench_tree_server.py $(BENCH_PATH)/release/ember $(BENCH_TREE_SERVER_ARGS)
+
 # The server's benchmarks (release build), the Firestore emulator measured beside it
 # (bench/server/README.md). BENCH_SERVER_ARGS: e.g. --quick, --only ember, --json FILE.
 BENCH_SERVER_ARGS ?=
