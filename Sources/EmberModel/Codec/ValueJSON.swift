@@ -79,7 +79,8 @@ public enum ValueJSON {
         }
     }
 
-    static func writeString(_ s: String, to out: inout String) {
+    /// Appends `s` as a JSON string literal (quotes, backslash and control characters escaped).
+    public static func writeString(_ s: String, to out: inout String) {
         out += "\""
         for u in s.unicodeScalars {
             switch u {

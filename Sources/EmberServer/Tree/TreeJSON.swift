@@ -124,26 +124,8 @@ enum TreeJSON {
         }
     }
 
-    static func quote(_ s: String, into out: inout String) {
-        out += "\""
-        for u in s.unicodeScalars {
-            switch u {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            default:
-                if u.value < 0x20 || u.value == 0x7F {
-                    let h = String(u.value, radix: 16)
-                    out += "\\u" + String(repeating: "0", count: 4 - h.count) + h
-                } else {
-                    out.unicodeScalars.append(u)
-                }
-            }
-        }
-        out += "\""
-    }
+    /// Appends `s` as a JSON string literal (ValueJSON's escaping).
+    static func quote(_ s: String, into out: inout String) { ValueJSON.writeString(s, to: &out) }
 }
 
 /// Responsible for: a write's value as parsed, with the places of its server values, resolved
