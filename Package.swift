@@ -60,6 +60,9 @@ let package = Package(
         // Firestore security rules (issue 14): parser and evaluator over EmberModel values. No
         // gRPC: the server wires it in; nothing else depends on it.
         .target(name: "EmberRules", dependencies: ["EmberModel"]),
+        // Realtime Database security rules (issue 28): the tree's rules language over EmberModel's
+        // tree values. No server code: the tree port wires it in.
+        .target(name: "EmberTreeRules", dependencies: ["EmberModel"]),
         .systemLibrary(name: "CEmberABI", path: "Sources/CEmberABI"),
         .target(name: "EmberC", dependencies: ["EmberCore", "CEmberABI"] + remote, swiftSettings: swift5,
                 linkerSettings: [.unsafeFlags(["-Xlinker", "--version-script=\(Context.packageDirectory)/bindings/c/ember.map",
@@ -74,6 +77,7 @@ let package = Package(
         .testTarget(name: "EmberTests", dependencies: ["Ember"], swiftSettings: swift5),
         // Resources/ (the differential rules and cases) is read through #filePath, not bundled.
         .testTarget(name: "EmberRulesTests", dependencies: ["EmberRules", "EmberModel"], exclude: ["Resources"]),
+        .testTarget(name: "EmberTreeRulesTests", dependencies: ["EmberTreeRules", "EmberModel"]),
     ] + (coreOnly ? [] : serverTargets)
 )
 
@@ -87,7 +91,7 @@ var serverTargets: [Target] {
             .product(name: "GRPCProtobuf", package: "grpc-swift-protobuf"),
         ]),
         .target(name: "EmberServer", dependencies: [
-            "EmberModel", "EmberStorage", "EmberBackend", "EmberFirestoreProto", "EmberRules",
+            "EmberModel", "EmberStorage", "EmberBackend", "EmberFirestoreProto", "EmberRules", "EmberTreeRules",
             .product(name: "JWTKit", package: "jwt-kit"),
             .product(name: "NIOSSL", package: "swift-nio-ssl"),
             .product(name: "NIOCore", package: "swift-nio"),

@@ -15,8 +15,11 @@ public enum ValueJSON {
     /// Deepest nesting the parser accepts (documents are further limited to 20 levels).
     public static let maxParseDepth = 64
 
-    public static func parse(_ text: String) throws -> Value {
+    /// `plain`: standard JSON only: an object with one `$` key is a map, not a special value
+    /// (the Realtime Database's bodies and rules, where `$` keys mean something else).
+    public static func parse(_ text: String, plain: Bool = false) throws -> Value {
         var p = JSONParser(bytes: Array(text.utf8))
+        p.plain = plain
         p.skipSpace()
         let v = try p.value(depth: 0)
         p.skipSpace()
@@ -32,15 +35,17 @@ public enum ValueJSON {
         return m
     }
 
-    public static func render(_ v: Value) -> String {
+    /// `plain`: a map with one `$` key is written as it is, not inside `{"$map": ...}` (for what
+    /// `parse(_:plain: true)` read).
+    public static func render(_ v: Value, plain: Bool = false) -> String {
         var out = ""
-        write(v, to: &out)
+        write(v, to: &out, plain: plain)
         return out
     }
 
     public static func render(_ m: MapValue) -> String { render(.map(m)) }
 
-    static func write(_ v: Value, to out: inout String) {
+    static func write(_ v: Value, to out: inout String, plain: Bool = false) {
         switch v {
         case .null: out += "null"
         case .bool(let b): out += b ? "true" : "false"
@@ -64,15 +69,15 @@ public enum ValueJSON {
             out += "]}"
         case .array(let a):
             out += "["
-            for (i, e) in a.enumerated() { if i > 0 { out += "," }; write(e, to: &out) }
+            for (i, e) in a.enumerated() { if i > 0 { out += "," }; write(e, to: &out, plain: plain) }
             out += "]"
         case .map(let m):
-            let special = m.count == 1 && m.entries[0].key.hasPrefix("$")
+            let special = !plain && m.count == 1 && m.entries[0].key.hasPrefix("$")
             if special { out += #"{"$map":"# }
             out += "{"
             for (i, e) in m.entries.enumerated() {
                 if i > 0 { out += "," }
-                writeString(e.key, to: &out); out += ":"; write(e.value, to: &out)
+                writeString(e.key, to: &out); out += ":"; write(e.value, to: &out, plain: plain)
             }
             out += "}"
             if special { out += "}" }
@@ -107,6 +112,8 @@ public enum ValueJSON {
 struct JSONParser {
     let bytes: [UInt8]
     var i = 0
+    /// No special values (`ValueJSON.parse(_:plain:)`).
+    var plain = false
 
     init(bytes: [UInt8]) { self.bytes = bytes }
 
@@ -160,7 +167,7 @@ struct JSONParser {
                 skipSpace()
                 try expect(":")
                 skipSpace()
-                let v = try value(depth: depth + 1, literal: !literal && order.isEmpty && k == "$map")
+                let v = try value(depth: depth + 1, literal: !literal && !plain && order.isEmpty && k == "$map")
                 order.append((k, v))
                 skipSpace()
                 guard i < bytes.count else { throw error("unterminated object") }
@@ -168,7 +175,7 @@ struct JSONParser {
                 if bytes[i] == UInt8(ascii: "}") { i += 1; break }
                 throw error("expected ',' or '}'")
             }
-            if !literal, order.count == 1, order[0].key.hasPrefix("$") { return try special(order[0].key, order[0].value) }
+            if !literal, !plain, order.count == 1, order[0].key.hasPrefix("$") { return try special(order[0].key, order[0].value) }
             guard let m = MapValue(uniqueEntries: order) else {
                 var seen = Set<UTF8String>()
                 let k = order.first { !seen.insert(UTF8String($0.key)).inserted }!.key

@@ -13,7 +13,7 @@ enum TreeJSON {
     /// Parses `text` into a write's input; `path` names the location in errors.
     static func input(_ text: String, at path: TreePath) throws -> TreeInput {
         let v: Value
-        do { v = try ValueJSON.parse(text) } catch let e as EmberError {
+        do { v = try ValueJSON.parse(text, plain: true) } catch let e as EmberError {
             throw EmberError.invalidArgument("Invalid data; couldn't parse JSON object, array, or value. \(e.message)")
         }
         var input = TreeInput()

@@ -170,13 +170,13 @@ struct TreeREST: Sendable {
             inputs = [(target, input)]
         case "PATCH":
             let v: Value
-            do { v = try ValueJSON.parse(text) } catch { throw TreeRESTError(400, "Invalid data; couldn't parse JSON object, array, or value.") }
+            do { v = try ValueJSON.parse(text, plain: true) } catch { throw TreeRESTError(400, "Invalid data; couldn't parse JSON object, array, or value.") }
             guard case .map(let m) = v else { throw TreeRESTError(400, "Invalid data; a PATCH needs a JSON object of paths and values.") }
             for (k, c) in m.entries {
                 let sub: TreePath
                 do { sub = try TreePath(parsing: k, context: "path in PATCH") } catch let e as EmberError { throw TreeRESTError(400, e.message) }
                 guard !sub.isRoot else { throw TreeRESTError(400, "Invalid data; a PATCH key must name a child path, got '\(k)'") }
-                inputs.append((location.appending(sub), try parse(ValueJSON.render(c), at: location.appending(sub))))
+                inputs.append((location.appending(sub), try parse(ValueJSON.render(c, plain: true), at: location.appending(sub))))
             }
             do { try TreeLimits.validate(inputs.map { TreeWriteOp(path: TreeREST.inNamespace($0.0), value: $0.1.value) }) } catch let e as EmberError {
                 throw TreeRESTError(400, e.message)

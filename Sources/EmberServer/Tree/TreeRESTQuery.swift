@@ -21,7 +21,7 @@ struct TreeRESTQuery {
         }
         var q = TreeQuery()
         do {
-            guard case .string(let order)? = try? ValueJSON.parse(orderText) else {
+            guard case .string(let order)? = try? ValueJSON.parse(orderText, plain: true) else {
                 throw TreeRESTError(400, "orderBy must be a valid JSON encoded path")
             }
             switch order {
@@ -63,12 +63,12 @@ struct TreeRESTQuery {
 
     /// A bound's value (null, a boolean, a number or a string), and its key when `,<JSON key>` follows.
     private static func bound(_ text: String, _ name: String) throws -> (TreeValue, String?) {
-        if let v = try? leaf(ValueJSON.parse(text)) { return (v, nil) }
+        if let v = try? leaf(ValueJSON.parse(text, plain: true)) { return (v, nil) }
         // `<json>,<json key>`: the last comma after which a JSON string parses.
         var i = text.endIndex
         while let comma = text[..<i].lastIndex(of: ",") {
-            if let v = try? leaf(ValueJSON.parse(String(text[..<comma]))),
-               case .string(let k)? = try? ValueJSON.parse(String(text[text.index(after: comma)...])) {
+            if let v = try? leaf(ValueJSON.parse(String(text[..<comma]), plain: true)),
+               case .string(let k)? = try? ValueJSON.parse(String(text[text.index(after: comma)...]), plain: true) {
                 return (v, k)
             }
             i = comma
