@@ -59,6 +59,9 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "The tree namespace of a request that names none (no ns= and no namespace in its Host).")
     var databaseNamespace: String = "ember"
 
+    @Option(help: "Realtime Database security rules (JSON with comments) for every tree namespace without its own (PUT /.settings/rules.json). Without it the tree is open on a loopback server without --rules, else locked to the admin; a non-loopback --host needs it.")
+    var databaseRules: String?
+
     @Option(help: "The most connections open at once; past it a new one is closed and logged (default: the descriptor limit less a reserve).")
     var maxConnections: Int?
 
@@ -126,6 +129,7 @@ struct Serve: AsyncParsableCommand {
             c.insecure = insecure
             c.databasePort = noDatabase ? nil : databasePort
             c.defaultNamespace = databaseNamespace
+            c.databaseRules = try databaseRules.map { try Serve.read($0, "tree rules file") }
             c.maxConnections = try maxConnections.map { n in
                 guard n > 0 else { throw EmberError.invalidArgument("--max-connections must be positive, got \(n)") }
                 return n

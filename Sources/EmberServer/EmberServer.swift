@@ -1,6 +1,7 @@
 import EmberBackend
 import EmberModel
 import EmberRules
+import EmberTreeRules
 import EmberStorage
 import Foundation
 import GRPCCore
@@ -66,6 +67,10 @@ public final class EmberServer: @unchecked Sendable {
         public var databasePort: Int?
         /// The namespace of a tree request with no `ns` and no namespace in its Host.
         public var defaultNamespace: String = "ember"
+        /// The tree's security rules (Realtime Database rules source, JSON with comments) for
+        /// every namespace without its own. Nil: locked with Firestore `rules`, else open
+        /// (loopback only).
+        public var databaseRules: String?
 
         public init(host: String = "127.0.0.1", port: Int = 8080, path: String? = nil,
                     maxRequestBytes: Int = 16 << 20, maxConcurrentStreams: Int = 10_000,
@@ -113,6 +118,9 @@ public final class EmberServer: @unchecked Sendable {
             guard configuration.tlsCertificatePath != nil || configuration.insecure else {
                 throw EmberError.invalidArgument("Refusing to listen on '\(configuration.host)' in plaintext: give a certificate and key (--tls-cert, --tls-key), or --insecure")
             }
+        }
+        if !EmberServer.isLoopback(configuration.host), configuration.databasePort != nil, configuration.databaseRules == nil {
+            throw EmberError.invalidArgument("Refusing to serve the tree on '\(configuration.host)' without tree rules (--database-rules): every caller could read and write it. Give them, or --no-database")
         }
         guard (configuration.tlsCertificatePath == nil) == (configuration.tlsKeyPath == nil) else {
             throw EmberError.invalidArgument("TLS needs both a certificate chain and its private key")
@@ -188,8 +196,23 @@ public final class EmberServer: @unchecked Sendable {
             guard TreeREST.isValidNamespace(configuration.defaultNamespace) else {
                 throw EmberError.invalidArgument("Invalid default namespace '\(configuration.defaultNamespace)': 1 to 63 letters, digits, '-' or '_'")
             }
-            let rest = TreeREST(door: treeDoor, defaultNamespace: configuration.defaultNamespace, adminOnly: rules != nil,
-                                adminToken: configuration.adminToken, maxBodyBytes: configuration.maxRequestBytes)
+            let decider: TreeAccess.Decider
+            if let source = configuration.databaseRules {
+                do {
+                    decider = .init(rules: try TreeRules(source: source), requiresIndexes: true)
+                } catch let e as TreeRulesError {
+                    persistence.close()
+                    throw EmberError.invalidArgument("Invalid tree rules (--database-rules): \(e.message)")
+                }
+            } else {
+                decider = .init(rules: rules == nil ? .open : .locked, requiresIndexes: false)
+            }
+            // The emulator's admin, `owner`, on a loopback server unless another is given.
+            let admin = configuration.adminToken ?? (EmberServer.isLoopback(configuration.host) ? "owner" : nil)
+            let access = TreeAccess(door: treeDoor, verifier: verifier, adminToken: admin, issuerTemplate: configuration.tokenIssuer,
+                                    defaultDecider: decider)
+            let rest = TreeREST(door: treeDoor, access: access, defaultNamespace: configuration.defaultNamespace,
+                                maxBodyBytes: configuration.maxRequestBytes)
             treeServer = TreeHTTPServer(rest: rest, backend: door.backend, group: MultiThreadedEventLoopGroup.singleton, connectionGuard: connectionGuard,
                                         maxBodyBytes: configuration.maxRequestBytes)
         } else {
@@ -230,6 +253,7 @@ public final class EmberServer: @unchecked Sendable {
                     self.logger.info("started", metadata: ["event": "start", "host": "\(self.configuration.host)", "port": "\(port)",
                                                           "store": "\(self.configuration.path ?? ":memory:")",
                                                           "rules": "\(self.configuration.rules == nil ? "none (everything allowed)" : "on")",
+                                                          "database_rules": "\(self.configuration.databaseRules != nil ? "file" : (self.configuration.rules == nil ? "open" : "locked (admin only)"))",
                                                           "max_connections": "\(self.connectionGuard.limit)",
                                                           "database_port": "\(self.boundDatabasePort.get().map(String.init) ?? "off")",
                                                           "namespace": "\(self.configuration.defaultNamespace)",

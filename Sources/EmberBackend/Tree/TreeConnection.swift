@@ -88,6 +88,15 @@ public final class TreeConnection: @unchecked Sendable {
         }
     }
 
+    /// What `body` makes of the tree as it is now (several reads seeing one state, e.g. a rules
+    /// decision and the value it guards), delivered on the client's queue.
+    public func inspect<T>(_ body: @escaping (_ read: (TreePath) -> TreeValue) -> T, completion: @escaping (T) -> Void) {
+        backend.queue.async { [self, backend = self.backend] in
+            let result = body { backend.tree.store.read($0) }
+            deliveryQueue.async { completion(result) }
+        }
+    }
+
     /// Drops every listen of this connection; nothing is delivered after the client's queue
     /// runs past this point.
     public func disconnect() {

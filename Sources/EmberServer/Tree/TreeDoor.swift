@@ -40,6 +40,11 @@ final class TreeDoor: TreeBackendClient, @unchecked Sendable {
         await withCheckedContinuation { c in connection.get(path) { c.resume(returning: $0) } }
     }
 
+    /// What `body` makes of the tree as it is now (reads that see one state).
+    func inspect<T: Sendable>(_ body: @escaping @Sendable (_ read: (TreePath) -> TreeValue) -> T) async -> T {
+        await withCheckedContinuation { c in connection.inspect(body) { c.resume(returning: $0) } }
+    }
+
     /// Applies what `compute` makes of the current tree; throws what it threw, or a storage error.
     func write(_ compute: @escaping @Sendable (_ read: (TreePath) -> TreeValue) throws -> [TreeWriteOp]) async throws {
         try await withCheckedThrowingContinuation { (c: CheckedContinuation<Void, any Error>) in

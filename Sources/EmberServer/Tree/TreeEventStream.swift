@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import EmberBackend
 import EmberModel
+import EmberTreeRules
 import NIOCore
 import NIOHTTP1
 
@@ -13,6 +14,12 @@ import NIOHTTP1
 /// its whole result again as a `put` at "/" whenever a write changes it. A `keep-alive` every
 /// `keepAliveInterval`. The stream ends when the client closes the connection, or when the
 /// client stops reading: more than `maxQueuedBytes` not yet written closes it.
+///
+/// The rules keep deciding (`TreeStreamGuard`): when the read rules on the way to the location
+/// read data, each event is sent only once a check on the tree after it allows the read; when
+/// they change (a rules PUT) or read `now` (at each keep-alive) the read is checked again. A
+/// read no longer allowed ends the stream with `cancel` ("Permission denied"); an ID token's
+/// expiry ends it with `auth_revoked` ("credential is no longer valid").
 /// State on `queue` (the backend's deliveries); writes go to the channel, which orders them.
 final class TreeEventStream: TreeBackendClient, @unchecked Sendable {
     static let keepAliveInterval: TimeAmount = .seconds(30)
@@ -28,11 +35,18 @@ final class TreeEventStream: TreeBackendClient, @unchecked Sendable {
     private var lastResult: TreeValue?
     private let queued = ManagedAtomicCounter()
     private var keepAlive: RepeatedTask?
+    private var expiry: Scheduled<Void>?
+    private let gate: TreeStreamGuard
+    /// Rules checks not yet answered: events wait behind them, in order.
+    private var checksInFlight = 0
+    /// Set when the stream was cancelled or revoked: nothing more is sent.
+    private var ended = false
 
-    init(channel: Channel, location: TreePath, query: TreeRESTQuery?) {
+    init(channel: Channel, request: TreeStreamRequest) {
         self.channel = channel
-        self.location = location
-        self.query = query
+        self.location = request.location
+        self.query = request.query
+        self.gate = request.guard
     }
 
     /// Starts listening; stops by itself when the channel closes.
@@ -44,9 +58,24 @@ final class TreeEventStream: TreeBackendClient, @unchecked Sendable {
         }
         keepAlive = channel.eventLoop.scheduleRepeatedTask(initialDelay: Self.keepAliveInterval, delay: Self.keepAliveInterval) { [self] _ in
             send("keep-alive", "null")
+            if gate.dependsOnClock { queue.async { [self] in recheck() } }
+        }
+        if !gate.bypassesRules {
+            gate.access.watch(gate.who.namespace, ObjectIdentifier(self)) { [weak self] in
+                guard let self else { return }
+                queue.async { self.recheck() }
+            }
+        }
+        if let expires = gate.who.caller.expires {
+            let delay = TimeAmount.milliseconds(max(0, Int64((expires - Date().timeIntervalSince1970) * 1000)))
+            expiry = channel.eventLoop.scheduleTask(in: delay) { [self] in
+                queue.async { [self] in end("auth_revoked", "credential is no longer valid") }
+            }
         }
         channel.closeFuture.whenComplete { [self] _ in
             keepAlive?.cancel()
+            expiry?.cancel()
+            gate.access.unwatch(gate.who.namespace, ObjectIdentifier(self))
             queue.async { [self] in
                 connection?.disconnect()
                 connection = nil
@@ -55,7 +84,41 @@ final class TreeEventStream: TreeBackendClient, @unchecked Sendable {
     }
 
     func tree(_ connection: TreeConnection, didSend event: TreeBackendEvent) {
-        guard self.connection === connection else { return }
+        guard self.connection === connection, !ended else { return }
+        if case .rejected = event { return }
+        let check = gate.dependsOnData
+        guard check || checksInFlight > 0 else { return deliver(event) }
+        checksInFlight += 1
+        let gate = self.gate
+        connection.inspect({ read in check ? gate.allows(read) : true }) { [self] allowed in
+            checksInFlight -= 1
+            guard !ended else { return }
+            if allowed { deliver(event) } else { end("cancel", "\"Permission denied\"") }
+        }
+    }
+
+    /// Checks the read again (rules changed, or time passed); ends the stream if it is refused.
+    private func recheck() {
+        guard let connection, !ended else { return }
+        let gate = self.gate
+        connection.inspect({ read in gate.allows(read) }) { [self] allowed in
+            if !allowed && !ended { end("cancel", "\"Permission denied\"") }
+        }
+    }
+
+    /// Sends the last event, then closes.
+    private func end(_ name: String, _ data: String) {
+        guard !ended else { return }
+        ended = true
+        var buffer = channel.allocator.buffer(capacity: data.utf8.count + 32)
+        buffer.writeString("event: \(name)\ndata: \(data)\n\n")
+        let channel = self.channel
+        channel.writeAndFlush(HTTPServerResponsePart.body(.byteBuffer(buffer))).whenComplete { _ in
+            channel.writeAndFlush(HTTPServerResponsePart.end(nil)).whenComplete { _ in channel.close(promise: nil) }
+        }
+    }
+
+    private func deliver(_ event: TreeBackendEvent) {
         switch event {
         case .listenResult(_, let value, _):
             current = value
@@ -125,4 +188,23 @@ final class ManagedAtomicCounter: @unchecked Sendable {
     private var value = 0
     /// Adds `n`; returns the new value.
     func add(_ n: Int) -> Int { lock.lock(); defer { lock.unlock() }; value += n; return value }
+}
+
+/// Responsible for: whether a stream's caller may still read its location: the namespace's rules
+/// as they are now, the caller and the query the stream was opened with.
+struct TreeStreamGuard: Sendable {
+    let access: TreeAccess
+    let who: Who
+    /// The namespace's location.
+    let location: TreePath
+    let query: TreeRulesQuery?
+
+    var bypassesRules: Bool { who.caller.bypassesRules }
+    private var rules: TreeRules { access.currentDecider(who.namespace).rules }
+    var dependsOnData: Bool { !bypassesRules && rules.readDepends(at: location).onData }
+    var dependsOnClock: Bool { !bypassesRules && rules.readDepends(at: location).onClock }
+
+    func allows(_ read: (TreePath) -> TreeValue) -> Bool {
+        Who(caller: who.caller, rules: rules, namespace: who.namespace).mayRead(location, query: query, nowMillis: TreeREST.nowMillis(), read)
+    }
 }

@@ -15,8 +15,8 @@ struct TreeHTTPResponse: Sendable {
     var status: Int
     var headers: [(String, String)] = []
     var body: String = ""
-    /// A streaming GET's location and query: the handler answers with an event stream.
-    var stream: (location: TreePath, query: TreeRESTQuery?)?
+    /// A streaming GET: the handler answers with an event stream.
+    var stream: TreeStreamRequest?
 
     static func json(_ status: Int, _ body: String, headers: [(String, String)] = []) -> TreeHTTPResponse {
         TreeHTTPResponse(status: status, headers: [("Content-Type", "application/json; charset=utf-8")] + headers, body: body)
@@ -28,4 +28,12 @@ struct TreeHTTPResponse: Sendable {
         TreeJSON.quote(message, into: &out)
         return json(status, out + "}")
     }
+}
+
+/// Responsible for: what an allowed streaming GET listens to: its stored location, its query,
+/// and who keeps being checked against the rules.
+struct TreeStreamRequest: Sendable {
+    let location: TreePath
+    let query: TreeRESTQuery?
+    let `guard`: TreeStreamGuard
 }

@@ -117,10 +117,11 @@ final class TreeHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
             // An event stream: the head now, the events as the tree changes, until the client
             // closes (no content length: chunked).
             var headers = HTTPHeaders()
-            headers.add(name: "Content-Type", value: "text/event-stream")
+            headers.add(name: "Content-Type", value: "text/event-stream; charset=utf-8")
             headers.add(name: "Cache-Control", value: "no-cache")
+            headers.add(name: "Access-Control-Allow-Origin", value: "*")
             context.writeAndFlush(wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: .ok, headers: headers))), promise: nil)
-            TreeEventStream(channel: context.channel, location: stream.location, query: stream.query).start(backend: backend)
+            TreeEventStream(channel: context.channel, request: stream).start(backend: backend)
             return
         }
         var headers = HTTPHeaders()

@@ -1,4 +1,5 @@
 import EmberModel
+import EmberTreeRules
 import Foundation
 
 /// Responsible for: the Realtime Database REST API over the backend's tree (firebase_admin.db and
@@ -10,19 +11,17 @@ import Foundation
 /// `{"error": ...}` with the Realtime Database's statuses; a write is answered only once it is in
 /// the file, and a refused one changes nothing.
 ///
-/// Callers: `Bearer <admin token>` (or `owner` on a server without rules, as the emulator) is the
-/// admin. Tree security rules are not implemented yet: on a server with (Firestore) rules only the
-/// admin may use the tree, anyone else gets 401 "Permission denied"; without rules (loopback
-/// only) everyone may do everything, as on the gRPC port.
+/// Callers and their rules are `TreeAccess`'s: a read is decided (with its query) on the state
+/// it reads, a write inside the backend's commit on the state it applies to; a refusal is 401
+/// "Permission denied". `GET/PUT /.settings/rules.json` (the admin's) read and set a namespace's
+/// rules. A child or value order the rules index nowhere is 400 "Index not defined".
 struct TreeREST: Sendable {
     /// The stored tree's key under which namespaces live ('.' cannot start a user's key).
     static let namespacesKey = ".ns"
 
     let door: TreeDoor
+    let access: TreeAccess
     let defaultNamespace: String
-    /// Whether callers other than the admin are refused (a server with rules).
-    let adminOnly: Bool
-    let adminToken: String?
     let maxBodyBytes: Int
 
     func handle(_ request: TreeHTTPRequest) async -> TreeHTTPResponse {
@@ -46,20 +45,19 @@ struct TreeREST: Sendable {
         if method == "POST", let o = request.header("x-http-method-override") ?? line.params["x-http-method-override"] {
             method = o.uppercased()
         }
-        try authorize(request, line)
         let ns = try namespace(line, host: request.header("host"))
-        if line.special != nil {
-            throw TreeRESTError(404, "Not Found: '\(request.uri.split(separator: "?")[0])' (tree security rules and settings are not supported yet)")
-        }
-        let base = TreePath(unchecked: [TreeREST.namespacesKey, ns])
-        let location = base.appending(line.path)
+        let caller = try await access.caller(authorization: request.header("authorization"), params: line.params, namespace: ns)
+        if let special = line.special { return try await settings(special, method, line, ns, caller, request) }
+        let decider = await access.decider(ns)
+        let who = Who(caller: caller, rules: decider.rules, namespace: ns)
+        let location = who.base.appending(line.path)
         let pretty = line.params["print"] == "pretty"
         let silent = line.params["print"] == "silent"
         if let p = line.params["print"], !["pretty", "silent"].contains(p) { throw TreeRESTError(400, "print must be 'pretty' or 'silent', got '\(p)'") }
         let wantsETag = request.header("x-firebase-etag")?.lowercased() == "true"
         switch method {
         case "GET":
-            return try await get(line, location, request, pretty: pretty, silent: silent, wantsETag: wantsETag)
+            return try await get(line, location, request, who, decider, pretty: pretty, silent: silent, wantsETag: wantsETag)
         case "PUT", "POST", "PATCH", "DELETE":
             if line.params.keys.contains(where: { TreeRESTQuery.parameters.contains($0) || $0 == "shallow" }) {
                 throw TreeRESTError(400, "Query parameters and shallow are only for GET")
@@ -67,27 +65,10 @@ struct TreeREST: Sendable {
             guard request.body.count <= maxBodyBytes else {
                 throw TreeRESTError(400, "WRITE_TOO_BIG: Data to write exceeds the maximum size that can be modified with a single request.")
             }
-            return try await write(method, line, location, request, pretty: pretty, silent: silent, wantsETag: wantsETag)
+            return try await write(method, line, location, request, who, pretty: pretty, silent: silent, wantsETag: wantsETag)
         default:
             throw TreeRESTError(405, "Method \(request.method) is not supported")
         }
-    }
-
-    /// The admin, or anyone on a server without rules; else 401.
-    private func authorize(_ request: TreeHTTPRequest, _ line: TreeRequestLine) throws {
-        var token: String?
-        if let h = request.header("authorization") {
-            let parts = h.split(separator: " ", maxSplits: 1)
-            if parts.count == 2, parts[0].lowercased() == "bearer" { token = String(parts[1]).trimmingCharacters(in: .whitespaces) }
-        }
-        token = token ?? line.params["auth"] ?? line.params["access_token"]
-        let isAdmin: Bool
-        if let token, let adminToken {
-            isAdmin = TokenVerifier.constantTimeEqual(Array(token.utf8), Array(adminToken.utf8))
-        } else {
-            isAdmin = !adminOnly && token == "owner"
-        }
-        if adminOnly && !isAdmin { throw TreeRESTError(401, "Permission denied") }
     }
 
     /// The request's namespace: `ns`, else the Host's first label (not for an address or
@@ -112,7 +93,7 @@ struct TreeREST: Sendable {
         }
     }
 
-    private func get(_ line: TreeRequestLine, _ location: TreePath, _ request: TreeHTTPRequest,
+    private func get(_ line: TreeRequestLine, _ location: TreePath, _ request: TreeHTTPRequest, _ who: Who, _ decider: TreeAccess.Decider,
                      pretty: Bool, silent: Bool, wantsETag: Bool) async throws -> TreeHTTPResponse {
         if request.header("if-match") != nil { throw TreeRESTError(400, "if-match is not supported on GET") }
         let query = try TreeRESTQuery.parse(line.params)
@@ -124,11 +105,23 @@ struct TreeREST: Sendable {
             }
         }
         if let f = line.params["format"], f != "export" { throw TreeRESTError(400, "format must be 'export', got '\(f)'") }
-        if request.header("accept")?.lowercased().contains("text/event-stream") == true {
-            if shallow == "true" { throw TreeRESTError(400, "shallow cannot be streamed") }
-            return TreeHTTPResponse(status: 200, stream: (location, query))
+        let streaming = request.header("accept")?.lowercased().contains("text/event-stream") == true
+        if streaming && shallow == "true" { throw TreeRESTError(400, "shallow cannot be streamed") }
+        let now = TreeREST.nowMillis()
+        let rulesQuery = query?.rulesQuery
+        let (allowed, read) = await door.inspect { [who] read in
+            guard who.mayRead(line.path, query: rulesQuery, nowMillis: now, read) else { return (false, TreeValue.null) }
+            return (true, streaming ? .null : read(location))
         }
-        var value = await door.read(location)
+        guard allowed else { throw TreeRESTError(401, "Permission denied") }
+        if let index = query?.indexName, decider.requiresIndexes, !decider.rules.hasIndex(index, at: line.path) {
+            throw TreeRESTError(400, "Index not defined, add \".indexOn\": \"\(index)\", for path \"\(line.path)\", to the rules")
+        }
+        if streaming {
+            return TreeHTTPResponse(status: 200, stream: TreeStreamRequest(location: location, query: query, guard: TreeStreamGuard(
+                access: access, who: who, location: line.path, query: rulesQuery)))
+        }
+        var value = read
         if let query { value = query.apply(to: value) }
         if shallow == "true", case .object(let o) = value {
             var out: [String: TreeValue] = [:]
@@ -145,7 +138,7 @@ struct TreeREST: Sendable {
         return .json(200, TreeJSON.render(value, pretty: pretty), headers: headers)
     }
 
-    private func write(_ method: String, _ line: TreeRequestLine, _ location: TreePath, _ request: TreeHTTPRequest,
+    private func write(_ method: String, _ line: TreeRequestLine, _ location: TreePath, _ request: TreeHTTPRequest, _ who: Who,
                        pretty: Bool, silent: Bool, wantsETag: Bool) async throws -> TreeHTTPResponse {
         guard let text = String(validating: request.body, as: UTF8.self) else {
             throw TreeRESTError(400, "Invalid data; couldn't parse JSON object, array, or value: the body is not UTF-8")
@@ -184,12 +177,14 @@ struct TreeREST: Sendable {
         default: // DELETE
             inputs = [(location, TreeInput())]
         }
-        let now = Int64((Date().timeIntervalSince1970 * 1000).rounded(.down))
+        let now = TreeREST.nowMillis()
         let written = WrittenValues()
         let expected = ifMatch
         let toWrite = inputs
         do {
-            try await door.write { read in
+            try await door.write { [who] read in
+                let ops = toWrite.map { TreeWriteOp(path: $0.0, value: $0.1.resolved(at: $0.0, read: read, nowMillis: now)) }
+                guard who.mayWrite(ops, nowMillis: now, read) else { throw EmberError(.permissionDenied, "Permission denied") }
                 if let expected {
                     let current = read(location)
                     if TreeHash.etag(current) != expected {
@@ -197,7 +192,6 @@ struct TreeREST: Sendable {
                         throw EmberError(.failedPrecondition, "The ETag does not match the location's")
                     }
                 }
-                let ops = toWrite.map { TreeWriteOp(path: $0.0, value: $0.1.resolved(at: $0.0, read: read, nowMillis: now)) }
                 written.set(ops)
                 return ops
             }
@@ -231,6 +225,34 @@ struct TreeREST: Sendable {
         do { return try TreeJSON.input(text, at: TreeREST.inNamespace(path)) } catch let e as EmberError { throw TreeRESTError(400, e.message) }
     }
 
+    static func nowMillis() -> Int64 { Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)) }
+
+    /// `GET|PUT /.settings/rules.json` (the admin's): the namespace's rules as given (comments
+    /// and all), or with `format=strict` as plain JSON; a PUT checks and stores them, answering
+    /// `{"status":"ok"}`, and they decide from then on (streams are checked again).
+    private func settings(_ special: [String], _ method: String, _ line: TreeRequestLine, _ ns: String,
+                          _ caller: TreeAccess.Caller, _ request: TreeHTTPRequest) async throws -> TreeHTTPResponse {
+        guard special == [".settings", "rules"] else {
+            throw TreeRESTError(404, "Not Found: '/\(special.joined(separator: "/")).json' (settings: /.settings/rules.json)")
+        }
+        guard caller.bypassesRules else { throw TreeRESTError(401, "Permission denied") }
+        switch method {
+        case "GET":
+            if let f = line.params["format"], f != "strict" { throw TreeRESTError(400, "format must be 'strict', got '\(f)'") }
+            let rules = await access.decider(ns).rules
+            if line.params["format"] == "strict" { return .json(200, rules.strict) }
+            return .json(200, rules.source)
+        case "PUT":
+            guard let text = String(validating: request.body, as: UTF8.self) else { throw TreeRESTError(400, "Error saving rules - the body is not UTF-8") }
+            let rules: TreeRules
+            do { rules = try TreeRules(source: text) } catch let e as TreeRulesError { throw TreeRESTError(400, "Error saving rules - \(e.message)") }
+            try await access.setRules(rules, for: ns)
+            return .json(200, "{\"status\":\"ok\"}")
+        default:
+            throw TreeRESTError(405, "Method \(method) is not supported on /.settings/rules.json (GET or PUT)")
+        }
+    }
+
     /// A stored path as its namespace's clients name it (without the namespace's two keys).
     static func inNamespace(_ path: TreePath) -> TreePath {
         TreePath(unchecked: Array(path.segments.dropFirst(2)))
@@ -250,4 +272,35 @@ final class WrittenValues: @unchecked Sendable {
     }
     func set(_ o: [TreeWriteOp]) { lock.lock(); ops = o; lock.unlock() }
     func get() -> [TreeWriteOp] { lock.lock(); defer { lock.unlock() }; return ops }
+}
+
+/// Responsible for: one request's caller and the rules deciding it, over the namespace's
+/// stored tree: whether it may read a location (with its query) or apply overwrites. The admin
+/// may do everything. Runs where the reads are consistent (the backend's queue).
+struct Who: Sendable {
+    let caller: TreeAccess.Caller
+    let rules: TreeRules
+    let namespace: String
+
+    /// The namespace's root in the stored tree.
+    var base: TreePath { TreePath(unchecked: [TreeREST.namespacesKey, namespace]) }
+
+    /// `path` is the namespace's; `read` reads the stored tree.
+    func mayRead(_ path: TreePath, query: TreeRulesQuery?, nowMillis: Int64, _ read: (TreePath) -> TreeValue) -> Bool {
+        if caller.bypassesRules { return true }
+        return withoutActuallyEscaping(read) { read in
+            let base = self.base
+            return rules.canRead(path, auth: caller.auth, query: query, nowMillis: nowMillis, read: { read(base.appending($0)) })
+        }
+    }
+
+    /// `ops` are stored paths.
+    func mayWrite(_ ops: [TreeWriteOp], nowMillis: Int64, _ read: (TreePath) -> TreeValue) -> Bool {
+        if caller.bypassesRules { return true }
+        let own = ops.map { TreeWriteOp(path: TreeREST.inNamespace($0.path), value: $0.value) }
+        return withoutActuallyEscaping(read) { read in
+            let base = self.base
+            return rules.canWrite(own, auth: caller.auth, nowMillis: nowMillis, read: { read(base.appending($0)) })
+        }
+    }
 }

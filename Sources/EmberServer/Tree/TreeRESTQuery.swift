@@ -1,4 +1,5 @@
 import EmberModel
+import EmberTreeRules
 
 /// Responsible for: a REST GET's query parameters as a tree query (`orderBy` "$key", "$value" or
 /// a child path, JSON-quoted; `limitToFirst`/`limitToLast`; `startAt`/`startAfter`/`endAt`/
@@ -11,6 +12,10 @@ struct TreeRESTQuery {
     let query: TreeQuery
     /// `limitToFirst=0` / `limitToLast=0`: nothing.
     let empty: Bool
+    /// The query as `.read` rules see it (`query.*`).
+    var rulesQuery = TreeRulesQuery()
+    /// The `.indexOn` entry the order needs (a child path, or ".value"); nil for `$key`.
+    var indexName: String?
 
     /// Nil when no query parameter is given.
     static func parse(_ params: [String: String]) throws -> TreeRESTQuery? {
@@ -20,18 +25,22 @@ struct TreeRESTQuery {
             throw TreeRESTError(400, "orderBy must be defined when other query parameters are defined")
         }
         var q = TreeQuery()
+        var rq = TreeRulesQuery()
+        var indexName: String?
         do {
             guard case .string(let order)? = try? ValueJSON.parse(orderText, plain: true) else {
                 throw TreeRESTError(400, "orderBy must be a valid JSON encoded path")
             }
             switch order {
-            case "$key": q = try q.orderBy(.key)
-            case "$value": q = try q.orderBy(.value)
+            case "$key": q = try q.orderBy(.key); rq.orderByKey = true
+            case "$value": q = try q.orderBy(.value); rq.orderByValue = true; indexName = ".value"
             case "$priority": throw TreeRESTError(400, "orderBy \"$priority\" is not supported: Ember keeps no priorities")
             default:
                 let path = try TreePath(parsing: order, context: "orderBy path")
                 guard !path.isRoot else { throw TreeRESTError(400, "orderBy must be a valid JSON encoded path") }
                 q = try q.orderBy(.child(path))
+                indexName = path.segments.joined(separator: "/")
+                rq.orderByChild = indexName
             }
             if params["limitToFirst"] != nil && params["limitToLast"] != nil {
                 throw TreeRESTError(400, "limitToFirst and limitToLast cannot both be given")
@@ -41,6 +50,7 @@ struct TreeRESTQuery {
                 guard let text = params[name] else { continue }
                 guard let n = Int(text), n >= 0 else { throw TreeRESTError(400, "\(name) must be a non-negative integer, got '\(text)'") }
                 if n == 0 { empty = true } else { q = try q.limit(n, type) }
+                if type == .first { rq.limitToFirst = n } else { rq.limitToLast = n }
             }
             if let eq = params["equalTo"] {
                 if params["startAt"] != nil || params["startAfter"] != nil || params["endAt"] != nil || params["endBefore"] != nil {
@@ -48,14 +58,15 @@ struct TreeRESTQuery {
                 }
                 let (v, k) = try bound(eq, "equalTo")
                 q = try q.equal(v, key: k)
+                rq.equalTo = v
             }
             if params["startAt"] != nil && params["startAfter"] != nil { throw TreeRESTError(400, "startAt and startAfter cannot both be given") }
             if params["endAt"] != nil && params["endBefore"] != nil { throw TreeRESTError(400, "endAt and endBefore cannot both be given") }
-            if let s = params["startAt"] { let (v, k) = try bound(s, "startAt"); q = try q.start(.at, v, key: k) }
-            if let s = params["startAfter"] { let (v, k) = try bound(s, "startAfter"); q = try q.start(.exclusive, v, key: k) }
-            if let s = params["endAt"] { let (v, k) = try bound(s, "endAt"); q = try q.end(.at, v, key: k) }
-            if let s = params["endBefore"] { let (v, k) = try bound(s, "endBefore"); q = try q.end(.exclusive, v, key: k) }
-            return TreeRESTQuery(query: q, empty: empty)
+            if let s = params["startAt"] { let (v, k) = try bound(s, "startAt"); q = try q.start(.at, v, key: k); rq.startAt = v }
+            if let s = params["startAfter"] { let (v, k) = try bound(s, "startAfter"); q = try q.start(.exclusive, v, key: k); rq.startAt = v }
+            if let s = params["endAt"] { let (v, k) = try bound(s, "endAt"); q = try q.end(.at, v, key: k); rq.endAt = v }
+            if let s = params["endBefore"] { let (v, k) = try bound(s, "endBefore"); q = try q.end(.exclusive, v, key: k); rq.endAt = v }
+            return TreeRESTQuery(query: q, empty: empty, rulesQuery: rq, indexName: indexName)
         } catch let e as EmberError {
             throw TreeRESTError(400, e.message)
         }

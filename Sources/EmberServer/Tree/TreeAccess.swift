@@ -1,0 +1,151 @@
+import EmberModel
+import EmberTreeRules
+import Foundation
+
+/// Responsible for: who calls the tree's port, and which rules decide for them.
+///
+/// Callers: the admin's token (`--admin-token-file`, else `owner` on a loopback server, as the
+/// emulator) passes every rule, unless `auth_variable_override` narrows it (then the rules run
+/// with that `auth`, `null` being signed out); an ID token (`Authorization: Bearer`, `auth=` or
+/// `access_token=`) verified as on the gRPC port, whose audience is the namespace's project
+/// (the namespace, less a `-default-rtdb` suffix), is `auth = {uid, provider, token}`; no token
+/// is signed out. A bad token is 401 with the reason.
+///
+/// Rules: a namespace's own (set by `PUT /.settings/rules.json`, kept in the store under a
+/// reserved key, so they survive a restart), else the server's default: `--database-rules`, else
+/// locked (a server with Firestore rules), else open (a loopback development server). Rules
+/// from a file or a PUT also require `.indexOn` for child and value orders, as the Realtime
+/// Database does; the built-in defaults do not. Thread-safe (a lock over the cache).
+final class TreeAccess: @unchecked Sendable {
+    /// The stored tree's key under which namespaces' own rules live.
+    static let rulesKey = ".rules"
+
+    struct Caller: Sendable {
+        /// The admin without an override: no rule applies.
+        let bypassesRules: Bool
+        let auth: TreeRulesAuth
+        /// When the ID token expires (seconds since 1970); nil for the admin and the signed out.
+        let expires: Double?
+        static let admin = Caller(bypassesRules: true, auth: .signedOut, expires: nil)
+    }
+
+    /// The rules deciding a namespace, and whether they require indexes.
+    struct Decider: Sendable {
+        let rules: TreeRules
+        let requiresIndexes: Bool
+    }
+
+    private let door: TreeDoor
+    private let verifier: TokenVerifier
+    private let adminToken: [UInt8]?
+    private let issuerTemplate: String
+    private let defaultDecider: Decider
+    private let lock = NSLock()
+    private var own: [String: TreeRules?] = [:]
+    /// Per namespace, what to tell when its rules change (the event streams re-check).
+    private var watchers: [String: [ObjectIdentifier: @Sendable () -> Void]] = [:]
+
+    init(door: TreeDoor, verifier: TokenVerifier, adminToken: String?, issuerTemplate: String, defaultDecider: Decider) {
+        self.door = door
+        self.verifier = verifier
+        self.adminToken = adminToken.map { Array($0.utf8) }
+        self.issuerTemplate = issuerTemplate
+        self.defaultDecider = defaultDecider
+    }
+
+    /// The caller of a request with this `Authorization` header and these parameters.
+    func caller(authorization: String?, params: [String: String], namespace: String) async throws -> Caller {
+        var token: String?
+        if let h = authorization {
+            let parts = h.split(separator: " ", maxSplits: 1)
+            guard parts.count == 2, parts[0].lowercased() == "bearer" else {
+                throw TreeRESTError(401, "Invalid authorization header: expected 'Bearer <token>'")
+            }
+            token = String(parts[1]).trimmingCharacters(in: .whitespaces)
+        }
+        token = token ?? params["auth"] ?? params["access_token"]
+        let override = params["auth_variable_override"]
+        guard let token, !token.isEmpty else {
+            if override != nil { throw TreeRESTError(401, "auth_variable_override is only for the admin") }
+            return Caller(bypassesRules: false, auth: .signedOut, expires: nil)
+        }
+        if let adminToken, TokenVerifier.constantTimeEqual(Array(token.utf8), adminToken) {
+            guard let override else { return .admin }
+            do {
+                return Caller(bypassesRules: false, auth: try TreeRulesAuth(override: try ValueJSON.parse(override, plain: true)), expires: nil)
+            } catch {
+                throw TreeRESTError(400, "Invalid auth_variable_override: a JSON object or null")
+            }
+        }
+        if override != nil { throw TreeRESTError(401, "auth_variable_override is only for the admin") }
+        let verified: VerifiedToken
+        do {
+            guard case .user(let v) = try await verifier.caller(authorization: "Bearer " + token) else {
+                return .admin
+            }
+            verified = v
+        } catch {
+            throw TreeRESTError(401, TreeAccess.reason(error))
+        }
+        let project = namespace.hasSuffix("-default-rtdb") ? String(namespace.dropLast("-default-rtdb".count)) : namespace
+        guard verified.audience.contains(project) else {
+            throw TreeRESTError(401, "Invalid ID token: its audience is not the project '\(project)'")
+        }
+        let issuer = issuerTemplate.replacingOccurrences(of: "{project}", with: project)
+        guard verified.issuer == issuer else { throw TreeRESTError(401, "Invalid ID token: its issuer is not '\(issuer)'") }
+        var expires: Double?
+        if let e = verified.auth.token.entries.first(where: { $0.key == "exp" })?.value {
+            switch e {
+            case .int(let i): expires = Double(i)
+            case .double(let d): expires = d
+            default: break
+            }
+        }
+        return Caller(bypassesRules: false, auth: TreeRulesAuth(uid: verified.auth.uid, claims: verified.auth.token), expires: expires)
+    }
+
+    private static func reason(_ error: any Error) -> String {
+        let text = "\(error)"
+        if let r = text.range(of: "Invalid ID token") { return String(text[r.lowerBound...]) }
+        return "Invalid ID token: \(text)"
+    }
+
+    /// The rules deciding `namespace` now (its own are read from the store once).
+    func decider(_ namespace: String) async -> Decider {
+        if lock.withLock({ own[namespace] != nil }) { return currentDecider(namespace) }
+        let stored = await door.read(TreePath(unchecked: [TreeAccess.rulesKey, namespace]))
+        var rules: TreeRules?
+        if case .string(let source) = stored { rules = try? TreeRules(source: source) }
+        lock.withLock {
+            if own[namespace] == nil { own[namespace] = .some(rules) }
+        }
+        return currentDecider(namespace)
+    }
+
+    /// Stores `rules` as the namespace's own (once in the file, they decide).
+    func setRules(_ rules: TreeRules, for namespace: String) async throws {
+        try await door.write { _ in [TreeWriteOp(path: TreePath(unchecked: [TreeAccess.rulesKey, namespace]), value: .string(rules.source))] }
+        let tell = lock.withLock {
+            own[namespace] = .some(rules)
+            return Array((watchers[namespace] ?? [:]).values)
+        }
+        for t in tell { t() }
+    }
+
+    /// The rules deciding `namespace`, as last loaded (`decider(_:)` loads them).
+    func currentDecider(_ namespace: String) -> Decider {
+        lock.lock(); defer { lock.unlock() }
+        guard let cached = own[namespace] else { return defaultDecider }
+        return cached.map { Decider(rules: $0, requiresIndexes: true) } ?? defaultDecider
+    }
+
+    /// Calls `changed` (on any thread) whenever `namespace`'s rules change, until `unwatch`.
+    func watch(_ namespace: String, _ id: ObjectIdentifier, _ changed: @escaping @Sendable () -> Void) {
+        lock.lock(); watchers[namespace, default: [:]][id] = changed; lock.unlock()
+    }
+
+    func unwatch(_ namespace: String, _ id: ObjectIdentifier) {
+        lock.lock(); watchers[namespace]?[id] = nil; lock.unlock()
+    }
+
+}
