@@ -63,7 +63,7 @@ public final class EmberServer: @unchecked Sendable {
         /// How long a connection with no call stays open (then gRPC closes it with a GOAWAY).
         public var idleTimeout: Duration = .seconds(300)
         /// The tree's HTTP/1.1 port (the Realtime Database REST API; 0 picks one); nil: none.
-        /// Not started with TLS (the tree port has no TLS yet).
+        /// HTTPS with the gRPC port's certificate and key when TLS is on.
         public var databasePort: Int?
         /// The namespace of a tree request with no `ns` and no namespace in its Host.
         public var defaultNamespace: String = "ember"
@@ -189,7 +189,7 @@ public final class EmberServer: @unchecked Sendable {
                 c.channelDebuggingCallbacks.onAcceptTCPConnection = { [connectionGuard] channel in connectionGuard.admit(channel) }
             })
         treeDoor = TreeDoor(backend: door.backend)
-        if let dp = configuration.databasePort, configuration.tlsCertificatePath == nil {
+        if let dp = configuration.databasePort {
             guard (0...65535).contains(dp) else {
                 throw EmberError.invalidArgument("Invalid database port \(dp): use 0-65535 (0 picks a free port)")
             }
@@ -213,8 +213,14 @@ public final class EmberServer: @unchecked Sendable {
                                     defaultDecider: decider)
             let rest = TreeREST(door: treeDoor, access: access, defaultNamespace: configuration.defaultNamespace,
                                 maxBodyBytes: configuration.maxRequestBytes)
+            var tls: NIOSSLContext?
+            if let cert = configuration.tlsCertificatePath, let key = configuration.tlsKeyPath {
+                let chain = try NIOSSLCertificate.fromPEMFile(cert).map { NIOSSLCertificateSource.certificate($0) }
+                tls = try NIOSSLContext(configuration: .makeServerConfiguration(certificateChain: chain,
+                                                                                privateKey: .privateKey(try NIOSSLPrivateKey(file: key, format: .pem))))
+            }
             treeServer = TreeHTTPServer(rest: rest, backend: door.backend, group: MultiThreadedEventLoopGroup.singleton, connectionGuard: connectionGuard,
-                                        maxBodyBytes: configuration.maxRequestBytes)
+                                        maxBodyBytes: configuration.maxRequestBytes, tls: tls)
         } else {
             treeServer = nil
         }
@@ -243,8 +249,6 @@ public final class EmberServer: @unchecked Sendable {
                 closeStore()
                 throw error
             }
-        } else if configuration.databasePort != nil {
-            logger.warning("the tree's port is off: it has no TLS yet", metadata: ["event": "database_port_off"])
         }
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await self.server.serve() }

@@ -2,25 +2,30 @@ import EmberBackend
 import Logging
 import NIOCore
 import NIOHTTP1
+import NIOSSL
 import NIOPosix
 
 /// Responsible for: the tree's HTTP/1.1 port: accepts connections (the same `ConnectionGuard`
 /// limits as the gRPC port), reads each request whole (a body past `maxBodyBytes` is answered 413
 /// and the connection closed), hands it to `TreeREST`, and writes the answer, keep-alive and
-/// pipelining as HTTP/1.1 asks (NIO's server pipeline answers requests in order). Plaintext only
-/// for now: `EmberServer` refuses a tree port with TLS files.
+/// pipelining as HTTP/1.1 asks (NIO's server pipeline answers requests in order). HTTPS when
+/// given a TLS context (the server's certificate and key, as on the gRPC port).
 ///
 ///     let http = TreeHTTPServer(rest: rest, group: group, logger: logger)
 ///     let port = try await http.start(host: "127.0.0.1", port: 9000)
 final class TreeHTTPServer: @unchecked Sendable {
     private let rest: TreeREST
+    private let tls: NIOSSLContext?
     private let backend: Backend
     private let group: EventLoopGroup
     private let connectionGuard: ConnectionGuard
     private let maxBodyBytes: Int
     private var channel: Channel?
 
-    init(rest: TreeREST, backend: Backend, group: EventLoopGroup, connectionGuard: ConnectionGuard, maxBodyBytes: Int) {
+    /// `tls`: HTTPS (the gRPC port's certificate and key); nil: plaintext.
+    init(rest: TreeREST, backend: Backend, group: EventLoopGroup, connectionGuard: ConnectionGuard, maxBodyBytes: Int,
+         tls: NIOSSLContext? = nil) {
+        self.tls = tls
         self.rest = rest
         self.backend = backend
         self.group = group
@@ -34,12 +39,14 @@ final class TreeHTTPServer: @unchecked Sendable {
         let backend = self.backend
         let maxBody = maxBodyBytes
         let guardian = connectionGuard
+        let tls = self.tls
         let bootstrap = ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 256)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
+                    if let tls { try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: tls)) }
                     try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
                     try channel.pipeline.syncOperations.addHandler(TreeHTTPHandler(rest: rest, backend: backend, maxBodyBytes: maxBody))
                 }.flatMap { guardian.admit(channel) }
