@@ -1,3 +1,4 @@
+import Dispatch
 import EmberModel
 import EmberTreeRules
 import Foundation
@@ -54,10 +55,19 @@ struct TreeREST: Sendable {
         let pretty = line.params["print"] == "pretty"
         let silent = line.params["print"] == "silent"
         if let p = line.params["print"], !["pretty", "silent"].contains(p) { throw TreeRESTError(400, "print must be 'pretty' or 'silent', got '\(p)'") }
+        if let w = line.params["writeSizeLimit"], !TreeREST.writeSizeLimits.contains(w) {
+            throw TreeRESTError(400, "writeSizeLimit must be tiny, small, medium, large or unlimited, got '\(w)'")
+        }
+        let timeout = try line.params["timeout"].map(TreeREST.timeout)
         let wantsETag = request.header("x-firebase-etag")?.lowercased() == "true"
         switch method {
         case "GET":
-            return try await get(line, location, request, who, decider, pretty: pretty, silent: silent, wantsETag: wantsETag)
+            let started = DispatchTime.now().uptimeNanoseconds
+            let response = try await get(line, location, request, who, decider, pretty: pretty, silent: silent, wantsETag: wantsETag)
+            if let timeout, response.stream == nil, Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9 > timeout {
+                throw TreeRESTError(400, "The read took longer than timeout=\(line.params["timeout"]!)")
+            }
+            return response
         case "PUT", "POST", "PATCH", "DELETE":
             if line.params.keys.contains(where: { TreeRESTQuery.parameters.contains($0) || $0 == "shallow" }) {
                 throw TreeRESTError(400, "Query parameters and shallow are only for GET")
@@ -133,7 +143,12 @@ struct TreeREST: Sendable {
             return TreeHTTPResponse(status: 304, headers: [("ETag", etag)])
         }
         // Asked for (X-Firebase-ETag), or the answer to a conditional GET (get_if_changed).
-        let headers = wantsETag || request.header("if-none-match") != nil ? [("ETag", etag)] : []
+        var headers = wantsETag || request.header("if-none-match") != nil ? [("ETag", etag)] : []
+        if let name = line.params["download"] {
+            var quoted = ""
+            TreeJSON.quote(name.filter { $0 != "\r" && $0 != "\n" }, into: &quoted)
+            headers.append(("Content-Disposition", "attachment; filename=\(quoted)"))
+        }
         if silent { return TreeHTTPResponse(status: 204, headers: headers) }
         return .json(200, TreeJSON.render(value, pretty: pretty), headers: headers)
     }
@@ -223,6 +238,23 @@ struct TreeREST: Sendable {
 
     private func parse(_ text: String, at path: TreePath) throws -> TreeInput {
         do { return try TreeJSON.input(text, at: TreeREST.inNamespace(path)) } catch let e as EmberError { throw TreeRESTError(400, e.message) }
+    }
+
+    /// `writeSizeLimit`'s values. Ember applies a write of up to the request limit in one commit
+    /// well within the smallest target (tiny, 1 s), so none is refused for it.
+    static let writeSizeLimits: Set<String> = ["tiny", "small", "medium", "large", "unlimited"]
+
+    /// `timeout` (`<n>ms`, `<n>s` or `<n>min`, at most 15 min) in seconds.
+    static func timeout(_ text: String) throws -> Double {
+        let units: [(String, Double)] = [("ms", 0.001), ("min", 60), ("s", 1)]
+        for (unit, scale) in units where text.hasSuffix(unit) {
+            let digits = text.dropLast(unit.count)
+            guard !digits.isEmpty, digits.allSatisfy(\.isASCII), digits.allSatisfy(\.isNumber), let n = Double(digits), n > 0 else { break }
+            let seconds = n * scale
+            guard seconds <= 900 else { throw TreeRESTError(400, "timeout is at most 15min, got '\(text)'") }
+            return seconds
+        }
+        throw TreeRESTError(400, "timeout must be a positive number of ms, s or min (e.g. 3s), got '\(text)'")
     }
 
     static func nowMillis() -> Int64 { Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)) }
