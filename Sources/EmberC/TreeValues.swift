@@ -11,30 +11,7 @@ import EmberCore
 enum TreeValues {
     /// The tree value of one caller value (`what` names it in errors).
     static func tree(_ v: Value, _ what: String) throws -> TreeValue {
-        switch v {
-        case .null: return .null
-        case .bool(let b): return .bool(b)
-        case .int(let i): return .int(i)
-        case .double(let d): return .double(d)
-        case .string(let s): return .string(s)
-        case .map(let m):
-            var out: [UTF8String: TreeValue] = [:]   // keys by bytes, as the map's
-            out.reserveCapacity(m.count)
-            for (k, c) in m.entries {
-                let t = try tree(c, what)
-                if t.exists { out[UTF8String(k)] = t }
-            }
-            return out.isEmpty ? .null : .object(TreeObject(out))
-        case .array(let a):
-            var out: [UTF8String: TreeValue] = [:]
-            for (i, c) in a.enumerated() {
-                let t = try tree(c, what)
-                if t.exists { out[UTF8String(String(i))] = t }
-            }
-            return out.isEmpty ? .null : .object(TreeObject(out))
-        case .timestamp, .bytes, .reference, .geoPoint:
-            throw invalid("\(what): the tree holds null, booleans, numbers, strings, maps and arrays (timestamps, bytes, references and geo points are not tree values)")
-        }
+        do { return try TreeValue(json: v) } catch let e as EmberError { throw invalid("\(what): \(e.message)") }
     }
 
     /// Decodes a caller's buffer as a tree value.

@@ -90,26 +90,7 @@ enum RulesFixture {
         "firebase": .map(MapValue(["sign_in_provider": .string("anonymous")])),
     ]))
 
-    static func value(_ json: String) throws -> TreeValue { tree(try ValueJSON.parse(json, plain: true)) }
-
-    static func tree(_ v: Value) -> TreeValue {
-        switch v {
-        case .null: return .null
-        case .bool(let b): return .bool(b)
-        case .int(let i): return .int(i)
-        case .double(let d): return .double(d)
-        case .string(let s): return .string(s)
-        case .map(let m):
-            var out: [String: TreeValue] = [:]
-            for (k, c) in m.entries { let t = tree(c); if t.exists { out[k] = t } }
-            return out.isEmpty ? .null : .object(TreeObject(out))
-        case .array(let a):
-            var out: [String: TreeValue] = [:]
-            for (i, c) in a.enumerated() { let t = tree(c); if t.exists { out[String(i)] = t } }
-            return out.isEmpty ? .null : .object(TreeObject(out))
-        default: return .null
-        }
-    }
+    static func value(_ json: String) throws -> TreeValue { try TreeValue(json: try ValueJSON.parse(json, plain: true)) }
 
     static func query(_ build: (inout TreeRulesQuery) -> Void) -> TreeRulesQuery {
         var q = TreeRulesQuery()

@@ -232,3 +232,41 @@ extension TreeValue {
         return v
     }
 }
+
+extension TreeValue {
+    /// A JSON-shaped value as a tree node: maps and arrays become objects (array indexes as keys),
+    /// null children are dropped, an empty object is null. Throws for values JSON does not have
+    /// (timestamps, bytes, references, geo points). Keys are not checked here.
+    public init(json v: Value) throws {
+        if let leaf = TreeValue.leaf(v) { self = leaf; return }
+        var out: [UTF8String: TreeValue] = [:]   // keys by bytes, as the map's
+        switch v {
+        case .map(let m):
+            out.reserveCapacity(m.count)
+            for (k, c) in m.entries {
+                let t = try TreeValue(json: c)
+                if t.exists { out[UTF8String(k)] = t }
+            }
+        case .array(let a):
+            for (i, c) in a.enumerated() {
+                let t = try TreeValue(json: c)
+                if t.exists { out[UTF8String(String(i))] = t }
+            }
+        default:
+            throw EmberError.invalidArgument("the tree holds null, booleans, numbers, strings, maps and arrays (timestamps, bytes, references and geo points are not tree values)")
+        }
+        self = out.isEmpty ? .null : .object(TreeObject(out))
+    }
+
+    /// A null, boolean, number or string as a tree leaf; nil for anything else.
+    public static func leaf(_ v: Value) -> TreeValue? {
+        switch v {
+        case .null: return .null
+        case .bool(let b): return .bool(b)
+        case .int(let i): return .int(i)
+        case .double(let d): return .double(d)
+        case .string(let s): return .string(s)
+        default: return nil
+        }
+    }
+}

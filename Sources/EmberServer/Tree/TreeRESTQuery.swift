@@ -88,14 +88,8 @@ struct TreeRESTQuery {
     }
 
     private static func leaf(_ v: Value) throws -> TreeValue {
-        switch v {
-        case .null: return .null
-        case .bool(let b): return .bool(b)
-        case .int(let i): return .int(i)
-        case .double(let d): return .double(d)
-        case .string(let s): return .string(s)
-        default: throw EmberError.invalidArgument("not a leaf")
-        }
+        guard let t = TreeValue.leaf(v) else { throw EmberError.invalidArgument("not a leaf") }
+        return t
     }
 
     /// The query's result over `node`.
