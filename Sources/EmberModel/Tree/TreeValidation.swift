@@ -6,11 +6,13 @@
 public enum TreeLimits {
     public static let maxDepth = 32
 
+    /// Finite numbers, valid keys, and every path the value makes (with `path`) at most
+    /// `maxDepth` levels and `TreePath.maxBytes` bytes, as the Firebase SDKs check a write.
     public static func validate(_ value: TreeValue, at path: TreePath) throws {
-        try check(value, depth: path.count, where: path)
+        try check(value, depth: path.count, bytes: path.segments.reduce(0) { $0 + $1.utf8.count + 1 }, where: path)
     }
 
-    private static func check(_ v: TreeValue, depth: Int, where path: TreePath) throws {
+    private static func check(_ v: TreeValue, depth: Int, bytes: Int, where path: TreePath) throws {
         switch v {
         case .double(let d) where !d.isFinite:
             throw EmberError.invalidArgument("Invalid value at '\(path)': \(d) is not a valid number (NaN and infinities cannot be stored).")
@@ -20,7 +22,11 @@ public enum TreeLimits {
             }
             for (k, c) in o.children {
                 try TreeKey.validate(k.s, context: "key at '\(path)'")
-                try check(c, depth: depth + 1, where: path.child(k.s))
+                let childBytes = bytes + k.s.utf8.count + 1
+                if childBytes > TreePath.maxBytes {
+                    throw EmberError.invalidArgument("Invalid value at '\(String(path.description.prefix(60)))': the path of its key '\(String(k.s.prefix(40)))' would be \(childBytes) bytes; paths are at most \(TreePath.maxBytes) bytes.")
+                }
+                try check(c, depth: depth + 1, bytes: childBytes, where: path.child(k.s))
             }
         default:
             if depth > maxDepth {

@@ -1,6 +1,7 @@
 import EmberModel
 import EmberTreeRules
 import Foundation
+import GRPCCore
 
 /// Responsible for: who calls the tree's port, and which rules decide for them.
 ///
@@ -105,6 +106,7 @@ final class TreeAccess: @unchecked Sendable {
     }
 
     private static func reason(_ error: any Error) -> String {
+        if let e = error as? RPCError { return e.message }
         let text = "\(error)"
         if let r = text.range(of: "Invalid ID token") { return String(text[r.lowerBound...]) }
         return "Invalid ID token: \(text)"

@@ -30,7 +30,8 @@ final class TreeEventStream: TreeBackendClient, @unchecked Sendable {
     private let query: TreeRESTQuery?
     private let queue = DispatchQueue(label: "ember.server.tree-stream", target: .global())
     private var connection: TreeConnection?
-    /// The value at the location (query streams: to compute the result again).
+    /// The value at the location (to compute a query's result again, and to leave out writes
+    /// that change nothing here).
     private var current: TreeValue = .null
     private var lastResult: TreeValue?
     private let queued = ManagedAtomicCounter()
@@ -139,6 +140,10 @@ final class TreeEventStream: TreeBackendClient, @unchecked Sendable {
                 put("/", r)
                 return
             }
+            // A write above the location arrives cut to it: when it leaves the location as it
+            // was, nothing is sent (the Realtime Database sends only changes).
+            if ops.count == 1, ops[0].path == location, ops[0].value == current { return }
+            for op in ops { current.set(location.relative(op.path), op.value) }
             let parents = Set(ops.map { $0.path.parent })
             if ops.count > 1, parents.count == 1, let parent = ops[0].path.parent, location.isAncestorOrSelf(of: parent) {
                 var data = "{"

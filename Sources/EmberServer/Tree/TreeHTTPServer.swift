@@ -6,8 +6,8 @@ import NIOSSL
 import NIOPosix
 
 /// Responsible for: the tree's HTTP/1.1 port: accepts connections (the same `ConnectionGuard`
-/// limits as the gRPC port), reads each request whole (a body past `maxBodyBytes` is answered 413
-/// and the connection closed), hands it to `TreeREST`, and writes the answer, keep-alive and
+/// limits as the gRPC port), reads each request whole (a body past `maxBodyBytes` is answered 400
+/// WRITE_TOO_BIG, as the Realtime Database does, and the connection closed), hands it to `TreeREST`, and writes the answer, keep-alive and
 /// pipelining as HTTP/1.1 asks (NIO's server pipeline answers requests in order). HTTPS when
 /// given a TLS context (the server's certificate and key, as on the gRPC port).
 ///
@@ -98,7 +98,7 @@ final class TreeHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
             guard let head else { return }
             self.head = nil
             if tooLarge {
-                var r = TreeHTTPResponse.error(413, "WRITE_TOO_BIG: Data to write exceeds the maximum size that can be modified with a single request.")
+                var r = TreeHTTPResponse.error(400, "WRITE_TOO_BIG: Data to write exceeds the maximum size that can be modified with a single request.")
                 r.headers.append(("Connection", "close"))
                 return write(r, head: head, keepAlive: false, context: context)
             }

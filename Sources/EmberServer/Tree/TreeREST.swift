@@ -34,7 +34,9 @@ struct TreeREST: Sendable {
             }
             return .error(e.status, e.message)
         } catch let e as EmberError {
-            return .error(e.code == .invalidArgument ? 400 : (e.code == .permissionDenied ? 401 : 500), e.message)
+            // Rules refusals and if-match mismatches are TreeRESTErrors by now: an EmberError is
+            // bad input, or the store refusing (full, read-only, failing): nothing was applied.
+            return .error(e.code == .invalidArgument ? 400 : 500, e.message)
         } catch {
             return .error(500, "\(error)")
         }
@@ -199,19 +201,23 @@ struct TreeREST: Sendable {
         do {
             try await door.write { [who] read in
                 let ops = toWrite.map { TreeWriteOp(path: $0.0, value: $0.1.resolved(at: $0.0, read: read, nowMillis: now)) }
-                guard who.mayWrite(ops, nowMillis: now, read) else { throw EmberError(.permissionDenied, "Permission denied") }
+                guard who.mayWrite(ops, nowMillis: now, read) else {
+                    written.refusal = TreeRESTError(401, "Permission denied")
+                    throw EmberError(.permissionDenied, "Permission denied")
+                }
                 if let expected {
                     let current = read(location)
                     if TreeHash.etag(current) != expected {
-                        written.current = current
+                        written.refusal = TreeRESTError(412, "The ETag does not match the location's", current: current)
                         throw EmberError(.failedPrecondition, "The ETag does not match the location's")
                     }
                 }
                 written.set(ops)
                 return ops
             }
-        } catch let e as EmberError where e.code == .failedPrecondition {
-            throw TreeRESTError(412, e.message, current: written.current ?? .null)
+        } catch {
+            // The request's own refusal, else the store's error.
+            throw written.refusal ?? error
         }
         var headers: [(String, String)] = []
         let ops = written.get()
@@ -291,16 +297,16 @@ struct TreeREST: Sendable {
     }
 }
 
-/// Responsible for: handing the overwrites a computed write made (on the backend's queue) back to
-/// the request that asked for it. Thread-safe.
+/// Responsible for: handing the overwrites a computed write made (on the backend's queue), or
+/// the request's own refusal, back to the request that asked for it. Thread-safe.
 final class WrittenValues: @unchecked Sendable {
     private let lock = NSLock()
     private var ops: [TreeWriteOp] = []
-    private var mismatched: TreeValue?
-    /// The value an `if-match` found instead.
-    var current: TreeValue? {
-        get { lock.lock(); defer { lock.unlock() }; return mismatched }
-        set { lock.lock(); mismatched = newValue; lock.unlock() }
+    private var refused: TreeRESTError?
+    /// Why the request's own checks refused it (the rules, or `if-match` with the value found).
+    var refusal: TreeRESTError? {
+        get { lock.lock(); defer { lock.unlock() }; return refused }
+        set { lock.lock(); refused = newValue; lock.unlock() }
     }
     func set(_ o: [TreeWriteOp]) { lock.lock(); ops = o; lock.unlock() }
     func get() -> [TreeWriteOp] { lock.lock(); defer { lock.unlock() }; return ops }

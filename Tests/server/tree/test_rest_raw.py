@@ -627,7 +627,9 @@ def test_locations_not_ending_in_json_are_404(api):
     api.put("/a.json", 1)
     for method, body in [("GET", NO_BODY), ("PUT", 2), ("DELETE", NO_BODY)]:
         api.refused(method, "/a", 404, "Not Found: a location is addressed as /<path>.json", body=body)
-    assert api.refused("GET", "/.settings/rules.json", 404).startswith("Not Found: '/.settings/rules.json'")
+    # Settings other than the rules do not exist (the rules are the admin's: test_rules_rest.py).
+    assert api.refused("GET", "/.settings/other.json", 404).startswith("Not Found: '/.settings/other.json'")
+    assert api.refused("GET", "/.settings/rules.json", 401) == "Permission denied"
 
 
 def test_delete_answers_null(api):
@@ -771,12 +773,17 @@ def test_a_server_with_rules_answers_401_to_all_but_the_admin(tmp_path):
         as_admin = {"Authorization": f"Bearer {admin}"}
         r = call(port, "PUT", "/x.json?ns=g", body={"v": 1}, headers=as_admin)
         assert r.status == 200, r
-        denied = {"error": "Permission denied"}
-        for headers, query in [({}, ""), ({"Authorization": "Bearer owner"}, ""), ({"Authorization": "Bearer wrong"}, ""),
-                               ({}, "&auth=wrong"), ({"Authorization": f"Basic {admin}"}, "")]:
+        # Without tree rules a server with Firestore rules keeps the tree locked to the admin:
+        # no token is refused by the rules, a token that is not the admin's and no ID token by
+        # its reason, another scheme as a bad header. All 401, nothing changed.
+        denied = "Permission denied"
+        for headers, query, reason in [({}, "", denied), ({"Authorization": "Bearer owner"}, "", "Invalid ID token: the token is not a JWT"),
+                                       ({"Authorization": "Bearer wrong"}, "", "Invalid ID token: the token is not a JWT"),
+                                       ({}, "&auth=wrong", "Invalid ID token: the token is not a JWT"),
+                                       ({"Authorization": f"Basic {admin}"}, "", "Invalid authorization header: expected 'Bearer <token>'")]:
             for method, body in [("GET", NO_BODY), ("PUT", {"v": 2}), ("PATCH", {"w": 1}), ("POST", 1), ("DELETE", NO_BODY)]:
                 r = call(port, method, f"/x.json?ns=g{query}", body=body, headers=headers)
-                assert (r.status, r.json) == (401, denied), (method, headers, query, r)
+                assert (r.status, r.json) == (401, {"error": reason}), (method, headers, query, r)
         assert call(port, "GET", "/x.json?ns=g", headers=as_admin).json == {"v": 1}
         assert call(port, "GET", f"/x.json?ns=g&auth={admin}").json == {"v": 1}
         assert call(port, "GET", f"/x.json?ns=g&access_token={admin}").json == {"v": 1}
