@@ -139,6 +139,7 @@ var serverTargets: [Target] {
             .product(name: "SwiftProtobuf", package: "swift-protobuf"),
             .product(name: "GRPCNIOTransportHTTP2", package: "grpc-swift-nio-transport"),
             .product(name: "JWTKit", package: "jwt-kit"),
+            .product(name: "Crypto", package: "swift-crypto"),
         ]),
     ]
 }

@@ -8,11 +8,17 @@ final class RuleData {
     private let base: (TreePath) -> TreeValue
     private let overlay: [TreeWriteOp]
     private var cache: [TreePath: TreeValue] = [:]
+    /// The priorities, in the same view (a node's at `<path>/.p`); nil: none anywhere.
+    let priorities: RuleData?
 
-    init(read: @escaping (TreePath) -> TreeValue, overlay: [TreeWriteOp] = []) {
+    init(read: @escaping (TreePath) -> TreeValue, overlay: [TreeWriteOp] = [], priorities: RuleData? = nil) {
         base = read
         self.overlay = overlay
+        self.priorities = priorities
     }
+
+    /// The priority of the node at `p` (null: none).
+    func priority(at p: TreePath) -> TreeValue { priorities?.value(at: p.child(".p")) ?? .null }
 
     func value(at p: TreePath) -> TreeValue {
         if let v = cache[p] { return v }
@@ -51,7 +57,7 @@ struct RuleSnapshot {
         switch method {
         case "val": try noArguments(); return RuleValue(value)
         case "exists": try noArguments(); return .bool(value.exists)
-        case "getPriority": try noArguments(); return .null
+        case "getPriority": try noArguments(); return RuleValue(data.priority(at: path))
         case "isNumber":
             try noArguments()
             switch value { case .int, .double: return .bool(true); default: return .bool(false) }

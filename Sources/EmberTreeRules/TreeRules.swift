@@ -35,9 +35,11 @@ public final class TreeRules: Sendable {
         root = node
     }
 
+    /// `priorities` reads the tree of priorities (a node's priority at `<its path>/.p`), for
+    /// `getPriority()`; without it every node has none.
     public func canRead(_ path: TreePath, auth: TreeRulesAuth, query: TreeRulesQuery? = nil, nowMillis: Int64,
-                        read: @escaping (TreePath) -> TreeValue) -> Bool {
-        let before = RuleData(read: read)
+                        read: @escaping (TreePath) -> TreeValue, priorities: ((TreePath) -> TreeValue)? = nil) -> Bool {
+        let before = RuleData(read: read, priorities: priorities.map { RuleData(read: $0) })
         var vars: [String: RuleValue] = [
             "auth": auth.value, "now": .number(Double(nowMillis)),
             "root": .snapshot(RuleSnapshot(path: .root, data: before)),
@@ -58,11 +60,13 @@ public final class TreeRules: Sendable {
         return false
     }
 
-    /// `ops` applied in order, as one operation.
+    /// `ops` applied in order, as one operation; `priorityOps` the priorities it sets, over the
+    /// tree of priorities `priorities` reads (see `canRead`).
     public func canWrite(_ ops: [TreeWriteOp], auth: TreeRulesAuth, nowMillis: Int64,
-                         read: @escaping (TreePath) -> TreeValue) -> Bool {
-        let before = RuleData(read: read)
-        let after = RuleData(read: read, overlay: ops)
+                         read: @escaping (TreePath) -> TreeValue,
+                         priorities: ((TreePath) -> TreeValue)? = nil, priorityOps: [TreeWriteOp] = []) -> Bool {
+        let before = RuleData(read: read, priorities: priorities.map { RuleData(read: $0) })
+        let after = RuleData(read: read, overlay: ops, priorities: priorities.map { RuleData(read: $0, overlay: priorityOps) })
         let base: [String: RuleValue] = [
             "auth": auth.value, "now": .number(Double(nowMillis)),
             "root": .snapshot(RuleSnapshot(path: .root, data: before)),

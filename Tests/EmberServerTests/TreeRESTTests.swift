@@ -1,3 +1,4 @@
+import Crypto
 import EmberModel
 @testable import EmberServer
 import XCTest
@@ -15,6 +16,14 @@ final class TreeRESTTests: XCTestCase {
         XCTAssertEqual(TreeHash.of(.string("Hello World")), "B8HWXc7zXMjrsnJxPRj7wrNGqt4=")
         XCTAssertEqual(TreeHash.of(try tree(#"{"foo":"bar"}"#)), "XnLeTeWQmzTHImTbSMDLg/qMrKY=")
         XCTAssertEqual(TreeHash.of(try tree(#"{".priority":200,".value":"primitive"}"#)), TreeHash.of(.string("primitive")))
+        // With its priority, as the SDKs hash it (urish/firebase-server's vector).
+        let input = try TreeJSON.input(#"{".priority":200,".value":"primitive"}"#, at: .root)
+        XCTAssertEqual(TreeHash.of(input.value, priorities: input.priorities), "R9u8hs9fhRzuQ2M/3BQ0uhxz5ys=")
+        // Children in priority order: none, numbers, strings; the node's own priority first.
+        let ordered = try TreeJSON.input(#"{"a": {".value": 1, ".priority": "z"}, "b": {".value": 1, ".priority": 5}, "c": 1, ".priority": 1}"#, at: .root)
+        let c = TreeHash.of(.int(1))
+        let expected = "priority:number:3ff0000000000000::c:\(c):b:\(TreeHash.of(.int(1), priorities: .object(TreeObject([".p": .int(5)])))):a:\(TreeHash.of(.int(1), priorities: .object(TreeObject([".p": .string("z")]))))"
+        XCTAssertEqual(TreeHash.of(ordered.value, priorities: ordered.priorities), sha1Base64(expected))
         XCTAssertEqual(TreeHash.of(try tree(#"{"10":1,"9":1,"a":1}"#)), "evCfROj4O5BuYeBWBzyApN5V/lQ=")
         XCTAssertEqual(TreeHash.etag(.null), "null_etag")
     }
@@ -47,7 +56,7 @@ final class TreeRESTTests: XCTestCase {
         let keyed = try XCTUnwrap(TreeRESTQuery.parse(["orderBy": "\"$key\"", "startAt": "\"b\"", "endAt": "\"c\""]))
         XCTAssertEqual(keyed.apply(to: node).object.map { Set($0.keys) }, ["b", "c"])
         let refusals: [[String: String]] = [
-            ["limitToFirst": "1"], ["orderBy": "$key"], ["orderBy": "\"$priority\""],
+            ["limitToFirst": "1"], ["orderBy": "$key"], ["orderBy": "\"$priority\"", "startAt": "{}"],
             ["orderBy": "\"$key\"", "limitToFirst": "1", "limitToLast": "1"], ["orderBy": "\"s\"", "limitToFirst": "-1"],
             ["orderBy": "\"s\"", "equalTo": "1", "startAt": "0"], ["orderBy": "\"s\"", "startAt": "{}"],
         ]
@@ -55,4 +64,8 @@ final class TreeRESTTests: XCTestCase {
             XCTAssertThrowsError(try TreeRESTQuery.parse(params), "\(params)") { XCTAssertEqual(($0 as? TreeRESTError)?.status, 400) }
         }
     }
+}
+
+private func sha1Base64(_ text: String) -> String {
+    Data(Insecure.SHA1.hash(data: Data(text.utf8))).base64EncodedString()
 }

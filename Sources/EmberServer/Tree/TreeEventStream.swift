@@ -38,6 +38,11 @@ final class TreeEventStream: TreeBackendClient, @unchecked Sendable {
     private var keepAlive: RepeatedTask?
     private var expiry: Scheduled<Void>?
     private let gate: TreeStreamGuard
+    /// A `$priority` query's location's priorities (it listens to them too), and their value.
+    private let priorityLocation: TreePath
+    private var priorities: TreeValue = .null
+    /// Listen results still to come before the first event (2 for a `$priority` query).
+    private var awaitedResults: Int
     /// Rules checks not yet answered: events wait behind them, in order.
     private var checksInFlight = 0
     /// Set when the stream was cancelled or revoked: nothing more is sent.
@@ -47,6 +52,8 @@ final class TreeEventStream: TreeBackendClient, @unchecked Sendable {
         self.channel = channel
         self.location = request.location
         self.query = request.query
+        self.priorityLocation = request.priorities
+        awaitedResults = request.query?.byPriority == true ? 2 : 1
         self.gate = request.guard
     }
 
@@ -56,6 +63,7 @@ final class TreeEventStream: TreeBackendClient, @unchecked Sendable {
             let c = backend.connectTree(client: self, queue: queue)
             connection = c
             c.listen(location)
+            if query?.byPriority == true { c.listen(priorityLocation) }
         }
         keepAlive = channel.eventLoop.scheduleRepeatedTask(initialDelay: Self.keepAliveInterval, delay: Self.keepAliveInterval) { [self] _ in
             send("keep-alive", "null")
@@ -121,10 +129,12 @@ final class TreeEventStream: TreeBackendClient, @unchecked Sendable {
 
     private func deliver(_ event: TreeBackendEvent) {
         switch event {
-        case .listenResult(_, let value, _):
-            current = value
+        case .listenResult(let path, let value, _):
+            if path == location { current = value } else { priorities = value }
+            awaitedResults -= 1
+            guard awaitedResults == 0 else { return }
             if let query {
-                let r = query.apply(to: value)
+                let r = query.apply(to: current, priorities: priorities)
                 lastResult = r
                 put("/", r)
             } else {
@@ -133,8 +143,16 @@ final class TreeEventStream: TreeBackendClient, @unchecked Sendable {
         case .change(let ops, _):
             guard !ops.isEmpty else { return }
             if let query {
-                for op in ops { current.set(location.relative(op.path), op.value) }
-                let r = query.apply(to: current)
+                for op in ops {
+                    if location.isAncestorOrSelf(of: op.path) {
+                        current.set(location.relative(op.path), op.value)
+                    } else if priorityLocation.isAncestorOrSelf(of: op.path) {
+                        priorities.set(priorityLocation.relative(op.path), op.value)
+                    }
+                }
+                // A change between the two listens' results: the second result sends it.
+                guard awaitedResults == 0 else { return }
+                let r = query.apply(to: current, priorities: priorities)
                 if let last = lastResult, last == r { return }
                 lastResult = r
                 put("/", r)

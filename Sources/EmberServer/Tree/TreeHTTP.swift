@@ -35,5 +35,7 @@ struct TreeHTTPResponse: Sendable {
 struct TreeStreamRequest: Sendable {
     let location: TreePath
     let query: TreeRESTQuery?
+    /// The location's priorities in the stored tree (a `$priority` query listens to them too).
+    let priorities: TreePath
     let `guard`: TreeStreamGuard
 }

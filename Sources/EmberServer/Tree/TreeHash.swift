@@ -5,38 +5,58 @@ import Foundation
 /// Responsible for: the Realtime Database's hash of a node, as its SDKs compute it (firebase-js-sdk
 /// `core/snap/LeafNode.ts`, `ChildrenNode.ts`): a leaf hashes `<type>:<value>` (numbers as the 16
 /// hex digits of their IEEE 754 double), a node with children the concatenation of `:<key>:<hash>`
-/// over its children in key order (32-bit integer keys numerically first); base64 of the SHA-1 of
-/// the UTF-8 text. Ember has no priorities. Used as the REST ETag (`null_etag` for an empty
+/// over its children in priority order (none, then numbers, then strings; ties in key order, 32-bit
+/// integer keys numerically first); a node with a priority starts with `priority:<type>:<value>:`;
+/// base64 of the SHA-1 of the UTF-8 text. Used as the REST ETag (`null_etag` for an empty
 /// location) and, later, as the realtime protocol's compare-and-set hash.
 ///
 ///     TreeHash.of(.bool(true))   // "E5z61QM0lN/U2WsOnusszCTkR8M="
 enum TreeHash {
     static let nullETag = "null_etag"
 
-    /// The hash of `v` ("" for null).
-    static func of(_ v: TreeValue) -> String {
+    /// The hash of `v` ("" for null); `priorities`: its priorities (TreePriorities' layout).
+    static func of(_ v: TreeValue, priorities: TreeValue = .null) -> String {
         guard v.exists else { return "" }
-        return Data(Insecure.SHA1.hash(data: Data(text(v).utf8))).base64EncodedString()
+        return Data(Insecure.SHA1.hash(data: Data(text(v, priorities).utf8))).base64EncodedString()
     }
 
     /// The ETag of a location holding `v`.
-    static func etag(_ v: TreeValue) -> String { v.exists ? of(v) : nullETag }
+    static func etag(_ v: TreeValue, priorities: TreeValue = .null) -> String { v.exists ? of(v, priorities: priorities) : nullETag }
 
-    private static func text(_ v: TreeValue) -> String {
+    private static func text(_ v: TreeValue, _ p: TreeValue) -> String {
+        var out = ""
+        let mine = TreePriorities.own(p)
+        if mine.exists { out = "priority:" + leaf(mine) + ":" }
         switch v {
         case .null: return ""
+        case .object(let o):
+            var keys = o.sortedKeys()
+            if p.exists {
+                // Priority order: none first, then numbers, then strings; ties keep key order.
+                let ranked = keys.enumerated().map { (i, k) in (i, k, TreePriorities.own(p.child(k))) }
+                keys = ranked.sorted { a, b in
+                    let c = TreeValue.compareIndexed(a.2, b.2)
+                    return c != 0 ? c < 0 : a.0 < b.0
+                }.map(\.1)
+            }
+            for k in keys {
+                let child = o[k]
+                guard child.exists else { continue }
+                out += ":" + k + ":" + of(child, priorities: p.child(k))
+            }
+            return out
+        default:
+            return out + leaf(v)
+        }
+    }
+
+    private static func leaf(_ v: TreeValue) -> String {
+        switch v {
         case .bool(let b): return "boolean:\(b)"
         case .int(let i): return "number:" + hex(Double(i))
         case .double(let d): return "number:" + hex(d)
         case .string(let s): return "string:" + s
-        case .object(let o):
-            var out = ""
-            for k in o.sortedKeys() {
-                let child = o[k]
-                guard child.exists else { continue }
-                out += ":" + k + ":" + of(child)
-            }
-            return out
+        default: return ""
         }
     }
 

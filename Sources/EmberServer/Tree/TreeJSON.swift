@@ -19,6 +19,8 @@ enum TreeJSON {
         var input = TreeInput()
         input.value = try tree(v, path: [], input: &input, at: path)
         try TreeLimits.validate(input.value, at: path)
+        // A priority on a node the value does not have (an empty object) is dropped.
+        input.priorityEntries.removeAll { !input.value.value(at: $0.0).exists }
         return input
     }
 
@@ -41,6 +43,7 @@ enum TreeJSON {
                 guard m.count == 1 else { throw invalid(base, path, "a server value ('.sv') must be the only key of its object") }
                 return try serverValue(sv, path: path, input: &input, at: base)
             }
+            if let p = m[".priority"] { try priority(p, path: path, input: &input, at: base) }
             if let inner = m[".value"] {
                 guard m.entries.allSatisfy({ $0.key == ".value" || $0.key == ".priority" }) else {
                     throw invalid(base, path, "'.value' may only be next to '.priority'")
@@ -57,6 +60,30 @@ enum TreeJSON {
         case .timestamp, .bytes, .reference, .geoPoint:
             throw invalid(base, path, "not a JSON value")
         }
+    }
+
+    /// A node's `.priority`: a number, a string or null (none).
+    private static func priority(_ p: Value, path: [String], input: inout TreeInput, at base: TreePath) throws {
+        switch p {
+        case .null: return
+        case .int, .double, .string:
+            if case .double(let d) = p, !d.isFinite { throw invalid(base, path, "a priority must be a finite number") }
+            if case .string(let s) = p, s.utf8.count > 768 { throw invalid(base, path, "a string priority is at most 768 bytes") }
+            input.priorityEntries.append((path, TreeValue.leaf(p)!))
+        default:
+            throw invalid(base, path, "a priority must be a number, a string or null")
+        }
+    }
+
+    /// `p` as a priority value, for `/.priority` writes (nil: none).
+    static func priority(_ text: String, at base: TreePath) throws -> TreeValue {
+        let v: Value
+        do { v = try ValueJSON.parse(text, plain: true) } catch let e as EmberError {
+            throw EmberError.invalidArgument("Invalid data; couldn't parse JSON object, array, or value. \(e.message)")
+        }
+        var input = TreeInput()
+        try priority(v, path: [], input: &input, at: base)
+        return input.priorityEntries.first?.1 ?? .null
     }
 
     private static func serverValue(_ sv: Value, path: [String], input: inout TreeInput, at base: TreePath) throws -> TreeValue {
@@ -136,6 +163,15 @@ struct TreeInput: Sendable {
     var timestamps: [[String]] = []
     /// Paths of `{".sv": {"increment": n}}` with n.
     var increments: [([String], TreeValue)] = []
+    /// The priorities the value gives its nodes (paths relative to the written location).
+    var priorityEntries: [([String], TreeValue)] = []
+
+    /// The priorities as stored beside the data: each node's at `<its path>/.p`; null: none.
+    var priorities: TreeValue {
+        var t = TreeValue.null
+        for (p, v) in priorityEntries { t.set((p + [TreePriorities.key])[...], v) }
+        return t
+    }
 
     var hasServerValues: Bool { !timestamps.isEmpty || !increments.isEmpty }
 

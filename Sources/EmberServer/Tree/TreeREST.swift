@@ -121,26 +121,37 @@ struct TreeREST: Sendable {
         if streaming && shallow == "true" { throw TreeRESTError(400, "shallow cannot be streamed") }
         let now = TreeREST.nowMillis()
         let rulesQuery = query?.rulesQuery
-        let (allowed, read) = await door.inspect { [who] read in
-            guard who.mayRead(line.path, query: rulesQuery, nowMillis: now, read) else { return (false, TreeValue.null) }
-            return (true, streaming ? .null : read(location))
+        let export = line.params["format"] == "export"
+        // Priorities are read only where they show: the export format, ETags, a priority order,
+        // `/.priority`.
+        let needsPriorities = export || wantsETag || request.header("if-none-match") != nil || query?.byPriority == true || line.priority
+        let priorityPath = TreePriorities.base(who.namespace).appending(line.path)
+        let (allowed, read, priorities) = await door.inspect { [who] read in
+            guard who.mayRead(line.path, query: rulesQuery, nowMillis: now, read) else { return (false, TreeValue.null, TreeValue.null) }
+            if streaming { return (true, .null, .null) }
+            return (true, line.priority ? .null : read(location), needsPriorities ? read(priorityPath) : .null)
         }
         guard allowed else { throw TreeRESTError(401, "Permission denied") }
+        if line.priority {
+            if query != nil || shallow != nil || streaming { throw TreeRESTError(400, "A priority is read alone: no query, shallow or stream") }
+            return .json(200, TreeJSON.render(TreePriorities.own(priorities), pretty: pretty))
+        }
         if let index = query?.indexName, decider.requiresIndexes, !decider.rules.hasIndex(index, at: line.path) {
             throw TreeRESTError(400, "Index not defined, add \".indexOn\": \"\(index)\", for path \"\(line.path)\", to the rules")
         }
         if streaming {
-            return TreeHTTPResponse(status: 200, stream: TreeStreamRequest(location: location, query: query, guard: TreeStreamGuard(
-                access: access, who: who, location: line.path, query: rulesQuery)))
+            return TreeHTTPResponse(status: 200, stream: TreeStreamRequest(location: location, query: query, priorities: priorityPath,
+                                                                           guard: TreeStreamGuard(access: access, who: who, location: line.path, query: rulesQuery)))
         }
         var value = read
-        if let query { value = query.apply(to: value) }
+        if let query { value = query.apply(to: value, priorities: priorities) }
         if shallow == "true", case .object(let o) = value {
             var out: [String: TreeValue] = [:]
             for (k, c) in o.children { out[k.s] = c.isLeaf ? c : .bool(true) }
             value = .object(TreeObject(out))
         }
-        let etag = TreeHash.etag(value)
+        let etag = TreeHash.etag(value, priorities: priorities)
+        if export { value = TreePriorities.export(value, priorities) }
         if let none = request.header("if-none-match"), none == etag {
             return TreeHTTPResponse(status: 304, headers: [("ETag", etag)])
         }
@@ -165,6 +176,7 @@ struct TreeREST: Sendable {
         // What to write, relative to the location, as (path, input) pairs.
         var inputs: [(TreePath, TreeInput)] = []
         var pushed: String?
+        if line.priority { return try await writePriority(method, line, location, request, who, text: text, silent: silent) }
         switch method {
         case "PUT", "POST":
             guard !text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else {
@@ -198,22 +210,25 @@ struct TreeREST: Sendable {
         let written = WrittenValues()
         let expected = ifMatch
         let toWrite = inputs
+        let priorityBase = TreePriorities.base(who.namespace)
         do {
             try await door.write { [who] read in
                 let ops = toWrite.map { TreeWriteOp(path: $0.0, value: $0.1.resolved(at: $0.0, read: read, nowMillis: now)) }
-                guard who.mayWrite(ops, nowMillis: now, read) else {
+                // Each write replaces the priorities under its path with its own (none: removed).
+                let priorityOps = toWrite.map { TreeWriteOp(path: priorityBase.appending(TreeREST.inNamespace($0.0)), value: $0.1.priorities) }
+                guard who.mayWrite(ops, priorityOps: priorityOps, nowMillis: now, read) else {
                     written.refusal = TreeRESTError(401, "Permission denied")
                     throw EmberError(.permissionDenied, "Permission denied")
                 }
                 if let expected {
                     let current = read(location)
-                    if TreeHash.etag(current) != expected {
+                    if TreeHash.etag(current, priorities: read(priorityBase.appending(TreeREST.inNamespace(location)))) != expected {
                         written.refusal = TreeRESTError(412, "The ETag does not match the location's", current: current)
                         throw EmberError(.failedPrecondition, "The ETag does not match the location's")
                     }
                 }
                 written.set(ops)
-                return ops
+                return ops + priorityOps
             }
         } catch {
             // The request's own refusal, else the store's error.
@@ -223,7 +238,10 @@ struct TreeREST: Sendable {
         let ops = written.get()
         if wantsETag {
             // The ETag of the location after the write (of what a POST pushed, the new child).
-            headers.append(("ETag", TreeHash.etag(ops.count == 1 ? ops[0].value : await door.read(location))))
+            let target = ops.count == 1 ? ops[0].path : location
+            let priorityPath = priorityBase.appending(TreeREST.inNamespace(target))
+            let (value, priorities) = await door.inspect { read in (read(target), read(priorityPath)) }
+            headers.append(("ETag", TreeHash.etag(value, priorities: priorities)))
         }
         if silent { return TreeHTTPResponse(status: 204, headers: headers) }
         switch method {
@@ -240,6 +258,37 @@ struct TreeREST: Sendable {
         default:
             return .json(200, TreeJSON.render(ops.first?.value ?? .null, pretty: pretty), headers: headers)
         }
+    }
+
+    /// `PUT|DELETE /<path>/.priority.json`: sets or removes the priority of the node at `path`
+    /// (nothing where there is no node), judged by the rules as a write of the node's value.
+    private func writePriority(_ method: String, _ line: TreeRequestLine, _ location: TreePath, _ request: TreeHTTPRequest, _ who: Who,
+                               text: String, silent: Bool) async throws -> TreeHTTPResponse {
+        guard method == "PUT" || method == "DELETE" else { throw TreeRESTError(400, "A priority is set with PUT or removed with DELETE") }
+        guard request.header("if-match") == nil else { throw TreeRESTError(400, "if-match is not supported on a priority") }
+        let priority: TreeValue
+        do { priority = method == "DELETE" ? .null : try TreeJSON.priority(text, at: line.path) } catch let e as EmberError {
+            throw TreeRESTError(400, e.message)
+        }
+        let path = TreePriorities.base(who.namespace).appending(line.path).child(TreePriorities.key)
+        let now = TreeREST.nowMillis()
+        let written = WrittenValues()
+        do {
+            try await door.write { [who] read in
+                let value = read(location)
+                guard value.exists else { return [] }
+                let op = TreeWriteOp(path: path, value: priority)
+                guard who.mayWrite([TreeWriteOp(path: location, value: value)], priorityOps: [op], nowMillis: now, read) else {
+                    written.refusal = TreeRESTError(401, "Permission denied")
+                    throw EmberError(.permissionDenied, "Permission denied")
+                }
+                return [op]
+            }
+        } catch {
+            throw written.refusal ?? error
+        }
+        if silent { return TreeHTTPResponse(status: 204) }
+        return .json(200, TreeJSON.render(priority))
     }
 
     private func parse(_ text: String, at path: TreePath) throws -> TreeInput {
@@ -328,17 +377,22 @@ struct Who: Sendable {
         if caller.bypassesRules { return true }
         return withoutActuallyEscaping(read) { read in
             let base = self.base
-            return rules.canRead(path, auth: caller.auth, query: query, nowMillis: nowMillis, read: { read(base.appending($0)) })
+            let priorities = TreePriorities.base(namespace)
+            return rules.canRead(path, auth: caller.auth, query: query, nowMillis: nowMillis, read: { read(base.appending($0)) },
+                                 priorities: { read(priorities.appending($0)) })
         }
     }
 
-    /// `ops` are stored paths.
-    func mayWrite(_ ops: [TreeWriteOp], nowMillis: Int64, _ read: (TreePath) -> TreeValue) -> Bool {
+    /// `ops` and `priorityOps` (TreePriorities' layout) are stored paths.
+    func mayWrite(_ ops: [TreeWriteOp], priorityOps: [TreeWriteOp] = [], nowMillis: Int64, _ read: (TreePath) -> TreeValue) -> Bool {
         if caller.bypassesRules { return true }
         let own = ops.map { TreeWriteOp(path: TreeREST.inNamespace($0.path), value: $0.value) }
+        let priorities = TreePriorities.base(namespace)
+        let ownPriorities = priorityOps.map { TreeWriteOp(path: TreePath(unchecked: Array($0.path.segments.dropFirst(2))), value: $0.value) }
         return withoutActuallyEscaping(read) { read in
             let base = self.base
-            return rules.canWrite(own, auth: caller.auth, nowMillis: nowMillis, read: { read(base.appending($0)) })
+            return rules.canWrite(own, auth: caller.auth, nowMillis: nowMillis, read: { read(base.appending($0)) },
+                                  priorities: { read(priorities.appending($0)) }, priorityOps: ownPriorities)
         }
     }
 }

@@ -16,6 +16,9 @@ struct TreeRESTQuery {
     var rulesQuery = TreeRulesQuery()
     /// The `.indexOn` entry the order needs (a child path, or ".value"); nil for `$key`.
     var indexName: String?
+    /// `orderBy="$priority"`: children ordered (and bounded) by their priorities, which the
+    /// caller passes to `apply` (`query` then carries the bounds over a value order).
+    var byPriority = false
 
     /// Nil when no query parameter is given.
     static func parse(_ params: [String: String]) throws -> TreeRESTQuery? {
@@ -27,6 +30,7 @@ struct TreeRESTQuery {
         var q = TreeQuery()
         var rq = TreeRulesQuery()
         var indexName: String?
+        var byPriority = false
         do {
             guard case .string(let order)? = try? ValueJSON.parse(orderText, plain: true) else {
                 throw TreeRESTError(400, "orderBy must be a valid JSON encoded path")
@@ -34,7 +38,7 @@ struct TreeRESTQuery {
             switch order {
             case "$key": q = try q.orderBy(.key); rq.orderByKey = true
             case "$value": q = try q.orderBy(.value); rq.orderByValue = true; indexName = ".value"
-            case "$priority": throw TreeRESTError(400, "orderBy \"$priority\" is not supported: Ember keeps no priorities")
+            case "$priority": q = try q.orderBy(.value); rq.orderByPriority = true; byPriority = true
             default:
                 let path = try TreePath(parsing: order, context: "orderBy path")
                 guard !path.isRoot else { throw TreeRESTError(400, "orderBy must be a valid JSON encoded path") }
@@ -66,7 +70,7 @@ struct TreeRESTQuery {
             if let s = params["startAfter"] { let (v, k) = try bound(s, "startAfter"); q = try q.start(.exclusive, v, key: k); rq.startAt = v }
             if let s = params["endAt"] { let (v, k) = try bound(s, "endAt"); q = try q.end(.at, v, key: k); rq.endAt = v }
             if let s = params["endBefore"] { let (v, k) = try bound(s, "endBefore"); q = try q.end(.exclusive, v, key: k); rq.endAt = v }
-            return TreeRESTQuery(query: q, empty: empty, rulesQuery: rq, indexName: indexName)
+            return TreeRESTQuery(query: q, empty: empty, rulesQuery: rq, indexName: indexName, byPriority: byPriority)
         } catch let e as EmberError {
             throw TreeRESTError(400, e.message)
         }
@@ -92,12 +96,16 @@ struct TreeRESTQuery {
         return t
     }
 
-    /// The query's result over `node`.
-    func apply(to node: TreeValue) -> TreeValue {
+    /// The query's result over `node`; `priorities`: the node's priorities (TreePriorities'
+    /// layout), for `orderBy="$priority"`.
+    func apply(to node: TreeValue, priorities: TreeValue = .null) -> TreeValue {
         guard case .object(let o) = node else { return empty ? .null : node }
         if empty { return .null }
         let index = query.index
-        var entries = o.children.map { ChildEntry(key: $0.key.s, sortValue: index.sortValue(of: $0.value)) }.filter { query.contains($0) }
+        let byPriority = self.byPriority
+        var entries = o.children.map {
+            ChildEntry(key: $0.key.s, sortValue: byPriority ? TreePriorities.own(priorities.child($0.key.s)) : index.sortValue(of: $0.value))
+        }.filter { query.contains($0) }
         entries.sort { ChildEntry.compare($0, $1) < 0 }
         if let n = query.limit, entries.count > n {
             entries = query.limitType == .first ? Array(entries.prefix(n)) : Array(entries.suffix(n))

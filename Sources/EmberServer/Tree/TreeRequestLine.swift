@@ -10,6 +10,8 @@ struct TreeRequestLine {
     let path: TreePath
     /// `/.settings/rules.json` and the like: the first segment starts with '.'.
     let special: [String]?
+    /// `/<path>/.priority.json`: the priority of the node at `path`.
+    let priority: Bool
     let params: [String: String]
 
     static let known: Set<String> = [
@@ -30,6 +32,8 @@ struct TreeRequestLine {
             guard let s = String(raw).removingPercentEncoding else { throw TreeRESTError(400, "Invalid path: bad percent-encoding in '\(raw)'") }
             segments.append(s)
         }
+        priority = segments.count > 1 && segments.last == ".priority"
+        if priority { segments.removeLast() }
         if let first = segments.first, first.hasPrefix(".") {
             special = segments
             path = .root

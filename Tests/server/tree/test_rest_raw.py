@@ -234,7 +234,6 @@ def test_queries_by_value(api):
     ({"orderBy": "3"}, "orderBy must be a valid JSON encoded path"),
     ({"orderBy": '""'}, "orderBy must be a valid JSON encoded path"),
     ({"orderBy": '"/"'}, "orderBy must be a valid JSON encoded path"),
-    ({"orderBy": '"$priority"'}, 'orderBy "$priority" is not supported: Ember keeps no priorities'),
     ({"orderBy": '"$key"', "limitToFirst": "1", "limitToLast": "1"}, "limitToFirst and limitToLast cannot both be given"),
     ({"orderBy": '"$key"', "limitToFirst": "-1"}, "limitToFirst must be a non-negative integer, got '-1'"),
     ({"orderBy": '"$key"', "limitToFirst": "1.5"}, "limitToFirst must be a non-negative integer, got '1.5'"),
