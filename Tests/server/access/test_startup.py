@@ -118,8 +118,12 @@ def test_rules_syntax_error_names_line_and_column(files):
 
 
 def test_any_address_with_rules_and_insecure_starts(files):
-    got = launch(files["dir"], ["--host", "0.0.0.0", "--rules", files["rules"], "--insecure", "--port", "0"],
-                 name="insecure")
+    # A non-loopback host needs tree rules too (or --no-database): locked ones here.
+    tree_rules = os.path.join(files["dir"], "tree.rules.json")
+    with open(tree_rules, "w") as f:
+        f.write('{"rules": {".read": false, ".write": false}}')
+    got = launch(files["dir"], ["--host", "0.0.0.0", "--rules", files["rules"], "--database-rules", tree_rules,
+                                "--insecure", "--port", "0"], name="insecure")
     assert got.srv is not None, f"--host 0.0.0.0 --rules --insecure did not start: {got}"
     try:
         start = next(line for line in got.srv.log_tail().splitlines() if "event=start" in line)

@@ -102,6 +102,7 @@ def test_any_address_with_rules_and_tls_starts_without_insecure(tls):
     d, cert, key, root = tls
     admin = "admin-" + secrets.token_hex(16)
     got = launch(d, ["--host", "0.0.0.0", "--rules", write_file(d, "deny.rules", DENY_ALL),
+                     "--database-rules", write_file(d, "tree.rules.json", '{"rules": {".read": false}}'),
                      "--admin-token-file", write_file(d, "admin-token", admin),
                      "--tls-cert", cert, "--tls-key", key, "--port", "0"], name="any-address-tls")
     assert got.srv is not None, f"--host 0.0.0.0 --rules with TLS did not start: {got}"
