@@ -332,7 +332,7 @@ EMBER_BIN   ?= $(abspath .build/debug/ember)
 $(SERVER_PY):
 	$(PYTHON) -m venv $(SERVER_VENV)
 server-venv: $(SERVER_PY)
-	@$(SERVER_PY) -c "import google.cloud.firestore, pytest, h2, firebase_admin" 2>/dev/null || $(SERVER_PY) -m pip install -q google-cloud-firestore pytest h2 firebase-admin
+	@$(SERVER_PY) -c "import google.cloud.firestore, pytest, h2, firebase_admin, websocket" 2>/dev/null || $(SERVER_PY) -m pip install -q google-cloud-firestore pytest h2 firebase-admin websocket-client
 
 # The server binary the tests run (EMBER_BIN).
 server-bin: deps

@@ -2,6 +2,8 @@ import EmberBackend
 import Logging
 import NIOCore
 import NIOHTTP1
+import Foundation
+import NIOWebSocket
 import NIOSSL
 import NIOPosix
 
@@ -47,13 +49,42 @@ final class TreeHTTPServer: @unchecked Sendable {
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     if let tls { try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: tls)) }
-                    try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
-                    try channel.pipeline.syncOperations.addHandler(TreeHTTPHandler(rest: rest, backend: backend, maxBodyBytes: maxBody))
+                    let http = TreeHTTPHandler(rest: rest, backend: backend, maxBodyBytes: maxBody)
+                    let upgrade: NIOHTTPServerUpgradeSendableConfiguration = (
+                        upgraders: [TreeHTTPServer.realtimeUpgrader(rest: rest, backend: backend, maxMessageBytes: maxBody)],
+                        completionHandler: { context in context.pipeline.removeHandler(http, promise: nil) })
+                    try channel.pipeline.syncOperations.configureHTTPServerPipeline(withServerUpgrade: upgrade, withErrorHandling: true)
+                    try channel.pipeline.syncOperations.addHandler(http)
                 }.flatMap { guardian.admit(channel) }
             }
         let ch = try await bootstrap.bind(host: host, port: port).get()
         channel = ch
         return ch.localAddress?.port ?? port
+    }
+
+    /// `GET /.ws?v=5&ns=...` with a WebSocket upgrade: a `RealtimeSession` (the realtime
+    /// protocol). Other paths are not upgraded (they get their HTTP answer).
+    static func realtimeUpgrader(rest: TreeREST, backend: Backend, maxMessageBytes: Int) -> NIOWebSocketServerUpgrader {
+        NIOWebSocketServerUpgrader(
+            maxFrameSize: max(1 << 16, min(maxMessageBytes, 1 << 24)),
+            shouldUpgrade: { channel, head in
+                let path = head.uri.split(separator: "?", maxSplits: 1).first.map(String.init) ?? ""
+                guard path == "/.ws" else { return channel.eventLoop.makeSucceededFuture(nil) }
+                return channel.eventLoop.makeSucceededFuture(HTTPHeaders())
+            },
+            upgradePipelineHandler: { channel, head in
+                let params = URLComponents(string: head.uri)?.queryItems ?? []
+                let host = head.headers.first(name: "host") ?? "127.0.0.1"
+                return channel.eventLoop.makeCompletedFuture {
+                    guard let ns = try? rest.namespace(param: params.first(where: { $0.name == "ns" })?.value, host: host) else {
+                        throw RealtimeProtocolError("invalid namespace")
+                    }
+                    try channel.pipeline.syncOperations.addHandler(NIOWebSocketFrameAggregator(
+                        minNonFinalFragmentSize: 0, maxAccumulatedFrameCount: 1 << 12, maxAccumulatedFrameSize: max(1 << 16, min(maxMessageBytes, 1 << 24))))
+                    try channel.pipeline.syncOperations.addHandler(RealtimeSession(
+                        rest: rest, backend: backend, namespace: ns, host: host, maxMessageBytes: maxMessageBytes))
+                }
+            })
     }
 
     func stop() async {

@@ -30,7 +30,7 @@ struct TreeREST: Sendable {
             return try await serve(request)
         } catch let e as TreeRESTError {
             if e.status == 412, let current = e.current {
-                return .json(412, TreeJSON.render(current), headers: [("ETag", TreeHash.etag(current))])
+                return .json(412, TreeJSON.render(current), headers: [("ETag", TreeHash.etag(current, priorities: e.priorities))])
             }
             return .error(e.status, e.message)
         } catch let e as EmberError {
@@ -85,8 +85,12 @@ struct TreeREST: Sendable {
 
     /// The request's namespace: `ns`, else the Host's first label (not for an address or
     /// localhost), else the default.
-    private func namespace(_ line: TreeRequestLine, host: String?) throws -> String {
-        var ns = line.params["ns"]
+    func namespace(_ line: TreeRequestLine, host: String?) throws -> String {
+        try namespace(param: line.params["ns"], host: host)
+    }
+
+    func namespace(param: String?, host: String?) throws -> String {
+        var ns = param
         if ns == nil, let host {
             let name = host.split(separator: ":")[0]
             let labels = name.split(separator: ".")
@@ -206,36 +210,12 @@ struct TreeREST: Sendable {
         default: // DELETE
             inputs = [(location, TreeInput())]
         }
-        let now = TreeREST.nowMillis()
-        let written = WrittenValues()
-        let expected = ifMatch
-        let toWrite = inputs
         let priorityBase = TreePriorities.base(who.namespace)
-        do {
-            try await door.write { [who] read in
-                let ops = toWrite.map { TreeWriteOp(path: $0.0, value: $0.1.resolved(at: $0.0, read: read, nowMillis: now)) }
-                // Each write replaces the priorities under its path with its own (none: removed).
-                let priorityOps = toWrite.map { TreeWriteOp(path: priorityBase.appending(TreeREST.inNamespace($0.0)), value: $0.1.priorities) }
-                guard who.mayWrite(ops, priorityOps: priorityOps, nowMillis: now, read) else {
-                    written.refusal = TreeRESTError(401, "Permission denied")
-                    throw EmberError(.permissionDenied, "Permission denied")
-                }
-                if let expected {
-                    let current = read(location)
-                    if TreeHash.etag(current, priorities: read(priorityBase.appending(TreeREST.inNamespace(location)))) != expected {
-                        written.refusal = TreeRESTError(412, "The ETag does not match the location's", current: current)
-                        throw EmberError(.failedPrecondition, "The ETag does not match the location's")
-                    }
-                }
-                written.set(ops)
-                return ops + priorityOps
-            }
-        } catch {
-            // The request's own refusal, else the store's error.
-            throw written.refusal ?? error
+        let expectation = ifMatch.map { expected in
+            TreeWrites.Expectation(location: location) { value, priorities in TreeHash.etag(value, priorities: priorities) == expected }
         }
+        let ops = try await TreeWrites(door: door).apply(who, inputs, expecting: expectation)
         var headers: [(String, String)] = []
-        let ops = written.get()
         if wantsETag {
             // The ETag of the location after the write (of what a POST pushed, the new child).
             let target = ops.count == 1 ? ops[0].path : location
@@ -344,21 +324,6 @@ struct TreeREST: Sendable {
     static func inNamespace(_ path: TreePath) -> TreePath {
         TreePath(unchecked: Array(path.segments.dropFirst(2)))
     }
-}
-
-/// Responsible for: handing the overwrites a computed write made (on the backend's queue), or
-/// the request's own refusal, back to the request that asked for it. Thread-safe.
-final class WrittenValues: @unchecked Sendable {
-    private let lock = NSLock()
-    private var ops: [TreeWriteOp] = []
-    private var refused: TreeRESTError?
-    /// Why the request's own checks refused it (the rules, or `if-match` with the value found).
-    var refusal: TreeRESTError? {
-        get { lock.lock(); defer { lock.unlock() }; return refused }
-        set { lock.lock(); refused = newValue; lock.unlock() }
-    }
-    func set(_ o: [TreeWriteOp]) { lock.lock(); ops = o; lock.unlock() }
-    func get() -> [TreeWriteOp] { lock.lock(); defer { lock.unlock() }; return ops }
 }
 
 /// Responsible for: one request's caller and the rules deciding it, over the namespace's

@@ -65,11 +65,13 @@ struct TreeRequestLine {
 struct TreeRESTError: Error {
     let status: Int
     let message: String
-    /// For 412: the current value and its ETag.
+    /// For 412: the current value and its priorities (for its ETag).
     var current: TreeValue?
-    init(_ status: Int, _ message: String, current: TreeValue? = nil) {
+    var priorities: TreeValue = .null
+    init(_ status: Int, _ message: String, current: TreeValue? = nil, priorities: TreeValue = .null) {
         self.status = status
         self.message = message
         self.current = current
+        self.priorities = priorities
     }
 }

@@ -1,0 +1,155 @@
+"""The Realtime Database realtime protocol (v5) on `ember serve`, played frame by frame (issue 29).
+
+Responsible for: the server side of the protocol as firebase-js-sdk speaks it: the hello, pings,
+the client's keep-alive "0", stats, gauth (the admin's `owner`), auth with a bad token; listens
+(the data pushed before the `ok`), overwrites and merges pushed in order, unlisten; tagged
+queries; gets; puts and merges; compare-and-set hashes (`datastale`); onDisconnect writes run
+when a peer drops; long messages split into counted frames both ways; rules: a refused listen,
+a listen revoked with `c` when the rules change, a refused write.
+"""
+import base64
+import hashlib
+import os
+import struct
+import sys
+import uuid
+
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+import servers  # noqa: E402
+from tree_http import database_port, request  # noqa: E402
+
+pytest.importorskip("websocket", reason="websocket-client is installed by the Makefile's server venv")
+from realtime_driver import Realtime  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def port(tmp_path_factory):
+    why = servers.ember_missing()
+    if why:
+        pytest.fail(why)
+    srv = servers.start_ember(str(tmp_path_factory.mktemp("realtime")))
+    yield database_port(srv)
+    srv.stop()
+
+
+@pytest.fixture
+def ns():
+    return "w" + uuid.uuid4().hex[:10]
+
+
+@pytest.fixture
+def client(port, ns):
+    c = Realtime(port, ns)
+    yield c
+    c.close()
+
+
+def number_hash(x):
+    hexed = struct.pack(">d", float(x)).hex()
+    return base64.b64encode(hashlib.sha1(f"number:{hexed}".encode()).digest()).decode()
+
+
+def test_hello_ping_keepalive_and_stats(client):
+    assert client.hello["v"] == "5" and isinstance(client.hello["ts"], int) and client.hello["s"]
+    client.send({"t": "c", "d": {"t": "p", "d": {}}})
+    assert client.receive() == {"t": "c", "d": {"t": "o", "d": None}}
+    client.send_raw("0")                      # the client's keep-alive: ignored
+    assert client.request("s", {"c": {"sdk.js.12-3-0": 1}}) == ("ok", {})
+
+
+def test_auth(client):
+    assert client.request("gauth", {"cred": "owner"})[0] == "ok"
+    status, data = client.request("auth", {"cred": "not-a-token"})
+    assert status == "invalid_token" and "Invalid ID token" in data
+    assert client.request("unauth", {}) == ("ok", {})
+
+
+def test_listen_data_first_then_changes_in_order(client):
+    r = client.next_r
+    client.send({"t": "d", "d": {"r": r, "a": "q", "b": {"p": "/list", "h": ""}}})
+    client.next_r += 1
+    first = client.receive()
+    assert first == {"t": "d", "d": {"a": "d", "b": {"p": "/list", "d": None}}}   # before the ok
+    assert client.receive()["d"] == {"r": r, "b": {"s": "ok", "d": {}}}
+    assert client.request("p", {"p": "/list/a", "d": 1}) == ("ok", {})
+    assert client.push() == {"a": "d", "b": {"p": "/list/a", "d": 1}}
+    assert client.request("m", {"p": "/list", "d": {"a": 2, "b": {"x": True}}}) == ("ok", {})
+    assert client.push() == {"a": "m", "b": {"p": "/list", "d": {"a": 2, "b": {"x": True}}}}
+    for i in range(50):
+        client.request("p", {"p": f"/list/n{i:02d}", "d": i})
+    assert [client.push()["b"]["d"] for _ in range(50)] == list(range(50))
+    assert client.request("g", {"p": "/list/b", "q": {}}) == ("ok", {"x": True})
+    assert client.request("n", {"p": "/list"})[0] == "ok"
+    client.request("p", {"p": "/list/z", "d": 0})
+    assert client.no_push()
+
+
+def test_tagged_query(client):
+    client.request("p", {"p": "/q", "d": {"a": 1, "b": 2, "c": 3}})
+    status, _ = client.request("q", {"p": "/q", "h": "", "q": {"i": ".key", "l": 2, "vf": "r"}, "t": 7})
+    assert status == "ok"
+    assert client.push() == {"a": "d", "b": {"p": "/q", "d": {"b": 2, "c": 3}, "t": 7}}
+    client.request("p", {"p": "/q/d", "d": 4})
+    assert client.push() == {"a": "d", "b": {"p": "/q", "d": {"c": 3, "d": 4}, "t": 7}}
+    assert client.request("g", {"p": "/q", "q": {"i": ".value", "sp": 2, "ep": 3}}) == ("ok", {"b": 2, "c": 3})
+    assert client.request("n", {"p": "/q", "q": {"i": ".key", "l": 2, "vf": "r"}, "t": 7})[0] == "ok"
+
+
+def test_compare_and_set(client):
+    client.request("p", {"p": "/c", "d": 5})
+    assert client.request("p", {"p": "/c", "d": 6, "h": number_hash(4)})[0] == "datastale"
+    assert client.request("g", {"p": "/c", "q": {}}) == ("ok", 5)
+    assert client.request("p", {"p": "/c", "d": 6, "h": number_hash(5)}) == ("ok", {})
+    # An empty location's hash is "".
+    assert client.request("p", {"p": "/new", "d": 1, "h": ""}) == ("ok", {})
+    assert client.request("p", {"p": "/new", "d": 2, "h": ""})[0] == "datastale"
+
+
+def test_on_disconnect_runs_when_the_peer_drops(port, ns):
+    a, b = Realtime(port, ns), Realtime(port, ns)
+    try:
+        a.request("p", {"p": "/presence/u1", "d": True})
+        assert a.request("o", {"p": "/presence/u1", "d": None}) == ("ok", {})
+        assert a.request("om", {"p": "/last", "d": {"u1": {".sv": "timestamp"}}}) == ("ok", {})
+        assert a.request("o", {"p": "/cancelled", "d": 1}) == ("ok", {})
+        assert a.request("oc", {"p": "/cancelled", "d": None}) == ("ok", {})
+        b.request("q", {"p": "/presence", "h": ""})
+        assert b.push() == {"a": "d", "b": {"p": "/presence", "d": {"u1": True}}}
+        a.drop()
+        assert b.push(timeout=15) == {"a": "d", "b": {"p": "/presence/u1", "d": None}}
+        status, last = b.request("g", {"p": "/last/u1", "q": {}})
+        assert status == "ok" and isinstance(last, int) and last > 1_600_000_000_000
+        assert b.request("g", {"p": "/cancelled", "q": {}}) == ("ok", None)
+    finally:
+        b.close()
+
+
+def test_long_messages_are_framed_both_ways(client):
+    big = {"k%03d" % i: "x" * 200 for i in range(400)}          # ~ 90 KB of JSON
+    assert client.request("p", {"p": "/big", "d": big}) == ("ok", {})
+    before = len(client.frames_received)
+    assert client.request("g", {"p": "/big", "q": {}}) == ("ok", big)
+    frames = client.frames_received[before:]
+    assert frames[0].isdigit() and int(frames[0]) == len(frames) - 1 > 1
+    assert all(len(f) <= 16384 for f in frames)
+
+
+def test_rules_refuse_and_revoke(port, ns):
+    rules = '{"rules": {"open": {".read": true, ".write": true}, "closed": {".read": false}}}'
+    assert request(port, "PUT", f"/.settings/rules.json?ns={ns}", rules, token="owner")[0] == 200
+    c = Realtime(port, ns)
+    try:
+        assert c.request("q", {"p": "/closed", "h": ""})[0] == "permission_denied"
+        assert c.request("p", {"p": "/closed/x", "d": 1})[0] == "permission_denied"
+        assert c.request("q", {"p": "/open", "h": ""})[0] == "ok"
+        assert c.push() == {"a": "d", "b": {"p": "/open", "d": None}}
+        assert request(port, "PUT", f"/.settings/rules.json?ns={ns}", '{"rules": {}}', token="owner")[0] == 200
+        assert c.push() == {"a": "c", "b": {"p": "/open"}}
+        # The admin passes every rule.
+        assert c.request("gauth", {"cred": "owner"})[0] == "ok"
+        assert c.request("q", {"p": "/closed", "h": ""})[0] == "ok"
+    finally:
+        c.close()
