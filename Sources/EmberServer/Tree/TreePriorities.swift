@@ -1,4 +1,5 @@
 import EmberModel
+import Foundation
 
 /// Responsible for: the tree's priorities on the server, kept beside the data: a namespace's
 /// node at `<path>` has its priority at the stored `.pri/<ns>/<path>/.p` (no user key starts
@@ -33,4 +34,25 @@ enum TreePriorities {
             return mine.exists ? .object(TreeObject([".value": v, ".priority": mine])) : v
         }
     }
+}
+
+/// Responsible for: knowing which namespaces may hold priorities, so that a write to one that
+/// never had any skips replacing them (one overwrite less per write). A namespace is asked once
+/// (whether its priorities subtree exists) and marked when a write gives one; it is never
+/// unmarked (a namespace whose priorities were all removed only pays the extra overwrite).
+/// Used on the backend's queue; thread-safe.
+final class TreePriorityFlags: @unchecked Sendable {
+    private let lock = NSLock()
+    private var known: [String: Bool] = [:]
+
+    /// Whether `namespace` may hold priorities; `read` reads the stored tree (first time only).
+    func mayHave(_ namespace: String, read: (TreePath) -> TreeValue) -> Bool {
+        if let k = lock.withLock({ known[namespace] }) { return k }
+        let has = read(TreePriorities.base(namespace)).exists
+        lock.withLock { known[namespace] = (known[namespace] ?? false) || has }
+        return has
+    }
+
+    /// `namespace` now holds priorities.
+    func mark(_ namespace: String) { lock.withLock { known[namespace] = true } }
 }

@@ -24,6 +24,8 @@ struct TreeREST: Sendable {
     let access: TreeAccess
     let defaultNamespace: String
     let maxBodyBytes: Int
+    /// Which namespaces may hold priorities (shared by every door's writes).
+    let priorityFlags = TreePriorityFlags()
 
     func handle(_ request: TreeHTTPRequest) async -> TreeHTTPResponse {
         do {
@@ -214,7 +216,7 @@ struct TreeREST: Sendable {
         let expectation = ifMatch.map { expected in
             TreeWrites.Expectation(location: location) { value, priorities in TreeHash.etag(value, priorities: priorities) == expected }
         }
-        let ops = try await TreeWrites(door: door).apply(who, inputs, expecting: expectation)
+        let ops = try await TreeWrites(door: door, priorityFlags: priorityFlags).apply(who, inputs, expecting: expectation)
         var headers: [(String, String)] = []
         if wantsETag {
             // The ETag of the location after the write (of what a POST pushed, the new child).
@@ -251,6 +253,7 @@ struct TreeREST: Sendable {
             throw TreeRESTError(400, e.message)
         }
         let path = TreePriorities.base(who.namespace).appending(line.path).child(TreePriorities.key)
+        let flags = priorityFlags
         let now = TreeREST.nowMillis()
         let written = WrittenValues()
         do {
@@ -258,6 +261,7 @@ struct TreeREST: Sendable {
                 let value = read(location)
                 guard value.exists else { return [] }
                 let op = TreeWriteOp(path: path, value: priority)
+                if priority.exists { flags.mark(who.namespace) }
                 guard who.mayWrite([TreeWriteOp(path: location, value: value)], priorityOps: [op], nowMillis: now, read) else {
                     written.refusal = TreeRESTError(401, "Permission denied")
                     throw EmberError(.permissionDenied, "Permission denied")

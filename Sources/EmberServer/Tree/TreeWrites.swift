@@ -17,6 +17,7 @@ struct TreeWrites: Sendable {
     }
 
     let door: TreeDoor
+    let priorityFlags: TreePriorityFlags
 
     /// `inputs`: stored paths and what to write there. Returns the data overwrites applied.
     func apply(_ who: Who, _ inputs: [(TreePath, TreeInput)], expecting expectation: Expectation? = nil,
@@ -26,8 +27,13 @@ struct TreeWrites: Sendable {
         do {
             try await door.write { [who] read in
                 let ops = inputs.map { TreeWriteOp(path: $0.0, value: $0.1.resolved(at: $0.0, read: read, nowMillis: now)) }
-                // Each write replaces the priorities under its path with its own (none: removed).
-                let priorityOps = inputs.map { TreeWriteOp(path: priorityBase.appending(TreeREST.inNamespace($0.0)), value: $0.1.priorities) }
+                // Each write replaces the priorities under its path with its own (none: removed),
+                // unless the namespace never had any.
+                let gives = inputs.contains { $0.1.priorities.exists }
+                if gives { priorityFlags.mark(who.namespace) }
+                let priorityOps = gives || priorityFlags.mayHave(who.namespace, read: read)
+                    ? inputs.map { TreeWriteOp(path: priorityBase.appending(TreeREST.inNamespace($0.0)), value: $0.1.priorities) }
+                    : []
                 guard who.mayWrite(ops, priorityOps: priorityOps, nowMillis: now, read) else {
                     written.refusal = TreeRESTError(401, "Permission denied")
                     throw EmberError(.permissionDenied, "Permission denied")

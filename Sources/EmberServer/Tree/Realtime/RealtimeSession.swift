@@ -315,7 +315,7 @@ final class RealtimeSession: ChannelInboundHandler, @unchecked Sendable {
                 TreeHash.of(value, priorities: priorities) == hash
             }
         }
-        _ = try await TreeWrites(door: rest.door).apply(who, inputs, expecting: expectation)
+        _ = try await TreeWrites(door: rest.door, priorityFlags: rest.priorityFlags).apply(who, inputs, expecting: expectation)
         return ("ok", "{}")
     }
 
@@ -343,7 +343,7 @@ final class RealtimeSession: ChannelInboundHandler, @unchecked Sendable {
         }
         for w in all { w.stop() }
         let who = await self.who()
-        for (_, inputs) in writes { _ = try? await TreeWrites(door: rest.door).apply(who, inputs) }
+        for (_, inputs) in writes { _ = try? await TreeWrites(door: rest.door, priorityFlags: rest.priorityFlags).apply(who, inputs) }
     }
 
     // MARK: output
