@@ -128,15 +128,16 @@ class EventStream:
     the response head, then `next()` for each event as (name, data) with data parsed as JSON
     (keep-alives skipped unless asked for)."""
 
-    def __init__(self, port, path, params=None, timeout=SECONDS):
+    def __init__(self, port, path, params=None, timeout=SECONDS, headers=None):
         self.sock = socket.create_connection((HOST, port), timeout=timeout)
+        extra = "".join(f"{k}: {v}\r\n" for k, v in (headers or {}).items())
         self.raw = b""            # bytes read, not yet de-chunked
         self.text = b""           # the body so far, de-chunked, not yet split into events
         self.ended = False
         self.chunked = None       # unknown until the head is read
         try:
             self.sock.sendall((f"GET {target(path, params)} HTTP/1.1\r\nHost: {HOST}\r\n"
-                               "Accept: text/event-stream\r\nCache-Control: no-cache\r\n\r\n").encode())
+                               f"Accept: text/event-stream\r\nCache-Control: no-cache\r\n{extra}\r\n").encode())
             deadline = time.monotonic() + timeout
             while b"\r\n\r\n" not in self.raw:
                 self._recv(deadline, "the response head")

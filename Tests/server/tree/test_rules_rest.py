@@ -255,7 +255,7 @@ def test_stream_cancelled_when_rules_change(server):
         assert json.loads(s.next_event()[1]) == {"path": "/x", "data": 1}
         assert request(server.dport, "PUT", f"/.settings/rules.json?ns={ns}", '{"rules": {"a": {".read": false}}}', token="owner")[0] == 200
         assert s.next_event() == ("cancel", '"Permission denied"')
-        assert s.ended()
+        assert s.finished()
     # Refused from the start: 401 before any event.
     with EventStream(server.dport, f"/a.json?ns={ns}") as s:
         assert s.status == 401
@@ -270,7 +270,7 @@ def test_stream_cancelled_when_data_stops_allowing(server):
         admin_put(server, "/rooms/live/open.json", False)
         # The write that closed the room is not sent: the read is refused on the tree after it.
         assert s.next_event() == ("cancel", '"Permission denied"')
-        assert s.ended()
+        assert s.finished()
 
 
 def test_stream_revoked_when_the_token_expires(server):
@@ -281,7 +281,7 @@ def test_stream_revoked_when_the_token_expires(server):
         assert json.loads(s.next_event()[1])["data"] == {"name": "F"}
         name, data = s.next_event(timeout=15)
         assert (name, data) == ("auth_revoked", "credential is no longer valid")
-        assert s.ended()
+        assert s.finished()
 
 
 def test_non_loopback_host_needs_tree_rules(tmp_path):
