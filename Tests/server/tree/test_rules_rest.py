@@ -317,3 +317,27 @@ def test_tree_port_speaks_tls_with_the_servers_certificate(tmp_path):
             raise ConnectionError(f"a plaintext request was answered: {status}")
     finally:
         srv.stop()
+
+
+def test_a_namespaces_rules_survive_a_restart(tmp_path):
+    """Rules set with PUT /.settings/rules.json are kept in the store: after a restart on the same
+    file they are still the namespace's, comments and all, and still decide."""
+    store = str(tmp_path / "data.ember")
+    rules = '{"rules": {/* kept */ "pub": {".read": true}}}'
+    srv = servers.start_ember(str(tmp_path), store_path=store)
+    try:
+        port = database_port(srv)
+        assert request(port, "PUT", "/.settings/rules.json?ns=keep", rules, token="owner")[0] == 200
+        assert request(port, "PUT", "/pub/x.json?ns=keep", 1, token="owner")[0] == 200
+    finally:
+        srv.stop()
+    srv = servers.start_ember(str(tmp_path), store_path=store)
+    try:
+        port = database_port(srv)
+        assert request(port, "GET", "/.settings/rules.json?ns=keep", token="owner")[2] == rules
+        assert request(port, "GET", "/pub/x.json?ns=keep")[0:3:2] == (200, 1)
+        assert request(port, "PUT", "/pub/x.json?ns=keep", 2)[0] == 401
+        # Another namespace still has the server's default (open on loopback).
+        assert request(port, "PUT", "/pub/x.json?ns=other", 2)[0] == 200
+    finally:
+        srv.stop()
