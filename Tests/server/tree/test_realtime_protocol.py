@@ -153,3 +153,23 @@ def test_rules_refuse_and_revoke(port, ns):
         assert c.request("q", {"p": "/closed", "h": ""})[0] == "ok"
     finally:
         c.close()
+
+
+@pytest.mark.parametrize("rules", [None, '{"rules": {"$k": {".read": "root.child(\'open\').val() !== false", ".write": true}}}'])
+def test_a_writes_data_is_pushed_before_its_ok(port, ns, rules):
+    """A client drops its local copy of a write at the `ok`: the data of its own listens must be
+    there first, also when the rules read data (events then wait for a check)."""
+    if rules:
+        assert request(port, "PUT", f"/.settings/rules.json?ns={ns}", rules, token="owner")[0] == 200
+    c = Realtime(port, ns)
+    try:
+        assert c.request("q", {"p": "/l", "h": ""})[0] == "ok"
+        assert c.push()["b"] == {"p": "/l", "d": None}
+        for i in range(100):
+            assert c.request("p", {"p": f"/l/k{i:03d}", "d": i}) == ("ok", {})
+            assert c.pushes == [{"a": "d", "b": {"p": f"/l/k{i:03d}", "d": i}}], (i, c.pushes)
+            c.pushes.clear()
+        assert c.request("m", {"p": "/l", "d": {"a": 1, "b": 2}}) == ("ok", {})
+        assert c.pushes == [{"a": "m", "b": {"p": "/l", "d": {"a": 1, "b": 2}}}]
+    finally:
+        c.close()

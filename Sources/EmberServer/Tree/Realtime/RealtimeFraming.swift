@@ -16,7 +16,8 @@ struct RealtimeFraming {
     mutating func feed(_ frame: String) throws -> String? {
         if remaining == 0 {
             if frame.utf8.count <= 6, let n = Int(frame) {
-                guard n >= 0, n <= maxMessageBytes / 1024 + 1 else { throw RealtimeProtocolError("a message of \(n) frames is too large") }
+                // Clients fill every frame but the last: more frames than that is no honest message.
+                guard n >= 0, n <= maxMessageBytes / Self.frameLimit + 2 else { throw RealtimeProtocolError("a message of \(n) frames is too large") }
                 remaining = n
                 parts = ""
                 return nil

@@ -316,7 +316,21 @@ final class RealtimeSession: ChannelInboundHandler, @unchecked Sendable {
             }
         }
         _ = try await TreeWrites(door: rest.door, priorityFlags: rest.priorityFlags).apply(who, inputs, expecting: expectation)
+        await settle()
         return ("ok", "{}")
+    }
+
+    /// Returns once this connection's listens have pushed what the write just acknowledged
+    /// changed, so the `ok` follows the data (a client drops its local copy of a write at the
+    /// `ok`; data after it would flicker back). The backend hands a commit to every listening
+    /// connection in the turn that acknowledges it, but the acknowledgement may be heard before
+    /// that turn ends: a turn of the backend's queue lets it end, one of the listens' queue
+    /// passes the commit on, and another pair passes on what a rules check held back.
+    private func settle() async {
+        for _ in 0..<2 {
+            _ = await rest.door.inspect { _ in 0 }
+            await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in queue.async { c.resume() } }
+        }
     }
 
     private func registerOnDisconnect(_ action: String, _ b: MapValue) async throws -> (String, String) {
