@@ -108,6 +108,12 @@ var serverTargets: [Target] {
         // streams and the unary calls. Beside the core: nothing in EmberCore imports it.
         .target(name: "EmberRemote", dependencies: [
             "EmberModel", "EmberStorage", "EmberBackend", "EmberFirestoreProto",
+            // The tree's realtime protocol (WebSocket) to a tree host.
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOPosix", package: "swift-nio"),
+            .product(name: "NIOHTTP1", package: "swift-nio"),
+            .product(name: "NIOWebSocket", package: "swift-nio"),
+            .product(name: "NIOSSL", package: "swift-nio-ssl"),
             .product(name: "GRPCCore", package: "grpc-swift-2"),
             .product(name: "GRPCNIOTransportHTTP2", package: "grpc-swift-nio-transport"),
             .product(name: "SwiftProtobuf", package: "swift-protobuf"),

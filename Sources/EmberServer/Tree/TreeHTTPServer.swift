@@ -2,6 +2,7 @@ import EmberBackend
 import Logging
 import NIOCore
 import NIOHTTP1
+import EmberModel
 import Foundation
 import NIOWebSocket
 import NIOSSL
@@ -23,6 +24,8 @@ final class TreeHTTPServer: @unchecked Sendable {
     private let connectionGuard: ConnectionGuard
     private let maxBodyBytes: Int
     private var channel: Channel?
+    /// The open connections (closed by `stop()`: streams and realtime sessions end with it).
+    private let open = OpenChannels()
 
     /// `tls`: HTTPS (the gRPC port's certificate and key); nil: plaintext.
     init(rest: TreeREST, backend: Backend, group: EventLoopGroup, connectionGuard: ConnectionGuard, maxBodyBytes: Int,
@@ -42,12 +45,14 @@ final class TreeHTTPServer: @unchecked Sendable {
         let maxBody = maxBodyBytes
         let guardian = connectionGuard
         let tls = self.tls
+        let open = self.open
         let bootstrap = ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 256)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
             .childChannelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
+                open.add(channel)
+                return channel.eventLoop.makeCompletedFuture {
                     if let tls { try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: tls)) }
                     let http = TreeHTTPHandler(rest: rest, backend: backend, maxBodyBytes: maxBody)
                     let upgrade: NIOHTTPServerUpgradeSendableConfiguration = (
@@ -87,8 +92,10 @@ final class TreeHTTPServer: @unchecked Sendable {
             })
     }
 
+    /// Stops accepting, and closes every open connection (its onDisconnect writes run).
     func stop() async {
         try? await channel?.close()
+        for c in open.all() { try? await c.close() }
     }
 }
 
@@ -180,4 +187,18 @@ final class TreeHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
             done.whenComplete { _ in bound.value.close(promise: nil) }
         }
     }
+}
+
+/// Responsible for: the tree port's open connections, each forgotten when it closes. Thread-safe.
+final class OpenChannels: @unchecked Sendable {
+    private let lock = NSLock()
+    private var channels: [ObjectIdentifier: Channel] = [:]
+
+    func add(_ channel: Channel) {
+        let id = ObjectIdentifier(channel)
+        lock.withLock { channels[id] = channel }
+        channel.closeFuture.whenComplete { [self] _ in lock.withLock { _ = channels.removeValue(forKey: id) } }
+    }
+
+    func all() -> [Channel] { lock.withLock { Array(channels.values) } }
 }

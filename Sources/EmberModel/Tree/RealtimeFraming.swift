@@ -2,18 +2,19 @@
 /// `WebSocketConnection.ts`): a message longer than `frameLimit` characters goes as a frame
 /// holding the count of frames, then its pieces; a frame of at most 6 characters that reads as a
 /// number is such a count (the client's keep-alive is a bare "0": nothing follows); anything
-/// else is a whole message. Incoming messages are bounded by `maxMessageBytes`.
-struct RealtimeFraming {
-    static let frameLimit = 16384
+/// else is a whole message. Incoming messages are bounded by `maxMessageBytes`. Both ends use it:
+/// `ember serve`'s sessions and Ember's tree clients.
+public struct RealtimeFraming: Sendable {
+    public static let frameLimit = 16384
 
-    let maxMessageBytes: Int
+    public let maxMessageBytes: Int
     private var remaining = 0
     private var parts = ""
 
-    init(maxMessageBytes: Int) { self.maxMessageBytes = maxMessageBytes }
+    public init(maxMessageBytes: Int) { self.maxMessageBytes = maxMessageBytes }
 
     /// Feeds one text frame; returns a message once one is whole.
-    mutating func feed(_ frame: String) throws -> String? {
+    public mutating func feed(_ frame: String) throws -> String? {
         if remaining == 0 {
             if frame.utf8.count <= 6, let n = Int(frame) {
                 // Clients fill every frame but the last: more frames than that is no honest message.
@@ -34,7 +35,7 @@ struct RealtimeFraming {
     }
 
     /// The frames carrying `message` (never a bare count of 0: a client would wait forever).
-    static func frames(_ message: String) -> [String] {
+    public static func frames(_ message: String) -> [String] {
         let scalars = message.unicodeScalars
         guard scalars.count > frameLimit else { return [message] }
         var out: [String] = []
@@ -48,8 +49,8 @@ struct RealtimeFraming {
     }
 }
 
-/// Responsible for: why a realtime connection was closed for what its client sent.
-struct RealtimeProtocolError: Error {
-    let message: String
-    init(_ message: String) { self.message = message }
+/// Responsible for: why a realtime connection was closed for what its peer sent.
+public struct RealtimeProtocolError: Error, Sendable {
+    public let message: String
+    public init(_ message: String) { self.message = message }
 }
