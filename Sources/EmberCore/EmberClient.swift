@@ -47,8 +47,8 @@ public final class EmberClient: @unchecked Sendable {
 
     /// A client of `backend` (several clients may share one backend) caching in `persistence`.
     /// Documents sync with `documents` when given (a server), else with `backend`; the
-    /// Realtime-Database tree always syncs with `backend`.
-    public init(persistence: Persistence, backend: Backend, documents: BackendEndpoint? = nil,
+    /// Realtime-Database tree with `tree` when given (a server), else with `backend`.
+    public init(persistence: Persistence, backend: Backend, documents: BackendEndpoint? = nil, tree: (any TreeEndpoint)? = nil,
                 gc: GarbageCollectionSettings = GarbageCollectionSettings(), networkEnabled: Bool = true) {
         self.persistence = persistence
         self.backend = backend
@@ -57,7 +57,11 @@ public final class EmberClient: @unchecked Sendable {
         worker.setSpecific(key: EmberClient.workerKey, value: true)
         worker.sync {
             engine.start(backend: documents ?? backend, networkEnabled: networkEnabled)
-            treeEngine.start(backend: backend, networkEnabled: networkEnabled)
+            if let tree {
+                treeEngine.start(endpoint: tree, networkEnabled: networkEnabled)
+            } else {
+                treeEngine.start(backend: backend, networkEnabled: networkEnabled)
+            }
         }
     }
 

@@ -22,7 +22,7 @@ import EmberBackend
 /// then brings the current state as ordinary changes.
 ///
 ///     engine.write([TreeWriteOp(path: p, value: v)]) { error in }    // on the worker
-final class TreeEngine: TreeBackendClient {
+final class TreeEngine: TreeBackendClient, TreeLinkClient {
     struct PendingWrite {
         let id: Int64
         let ops: [TreeWriteOp]
@@ -36,8 +36,18 @@ final class TreeEngine: TreeBackendClient {
     let store: ClientTreeStore?
     /// Paths whose stored cache was complete (loaded into `cache` when observed).
     private var storedComplete = PathTrie<Bool>()
-    private(set) var connection: TreeConnection!
+    private(set) var connection: (any TreeLink)!
     private(set) var networkEnabled = true
+    /// False while a remote link has lost its server (the in-process backend is never lost).
+    private(set) var linkUp = true
+    /// Whether the link ever reached its server (the in-process backend: from the start).
+    private var linkEverUp = true
+    /// Reads made while a server link makes its first connection (answered when it connects, or
+    /// after `firstConnectionWait` from the cache).
+    private var waitingForLink: [() -> Void] = []
+    static let firstConnectionWait = 10.0
+    /// Whether listens and writes go out now.
+    private var online: Bool { networkEnabled && linkUp }
     private(set) var closed = false
 
     var cache = TreeValue.null
@@ -69,7 +79,18 @@ final class TreeEngine: TreeBackendClient {
     /// Connects, restores the stored pending writes (applied to `local`; sent when online) and
     /// the stored complete paths. Worker queue.
     func start(backend: Backend, networkEnabled: Bool = true) {
-        connection = backend.connectTree(client: self, queue: worker, clientPersistence: persistence)
+        start(link: backend.connectTree(client: self, queue: worker, clientPersistence: persistence), networkEnabled: networkEnabled)
+    }
+
+    /// As `start(backend:)`, with a server's link (`TreeEndpoint`): offline until it connects.
+    func start(endpoint: any TreeEndpoint, networkEnabled: Bool = true) {
+        linkUp = false
+        linkEverUp = false
+        start(link: endpoint.openTreeLink(client: self, queue: worker), networkEnabled: networkEnabled)
+    }
+
+    private func start(link: any TreeLink, networkEnabled: Bool) {
+        connection = link
         self.networkEnabled = networkEnabled
         guard let store else { return }
         for p in store.completePaths() { storedComplete[p] = true }
@@ -78,7 +99,7 @@ final class TreeEngine: TreeBackendClient {
             for op in ops { local.set(op.path.segments[...], op.value) }
         }
         nextWriteId = max(store.lastWriteId(), pendingOrder.last ?? 0) + 1
-        if networkEnabled { sendPending() }
+        if online { sendPending() }
     }
 
     var pendingWriteCount: Int { pendingOrder.count - pendingHead }
@@ -136,7 +157,7 @@ final class TreeEngine: TreeBackendClient {
         changeLocal(ops.map { $0.path }, fromLocalWrite: true) {
             for op in ops { local.set(op.path.segments[...], op.value) }
         }
-        if networkEnabled {
+        if online {
             connection.write(id: id, ops)
             sentUpTo = id
         }
@@ -165,7 +186,36 @@ final class TreeEngine: TreeBackendClient {
 
     // MARK: backend messages
 
-    func tree(_ connection: TreeConnection, didSend event: TreeBackendEvent) {
+    func tree(_ connection: TreeConnection, didSend event: TreeBackendEvent) { receive(event) }
+
+    func treeLink(_ link: any TreeLink, didSend event: TreeBackendEvent) {
+        guard link === connection else { return }
+        receive(event)
+    }
+
+    /// The server was lost: offline until it is back (writes stay pending, views keep the cache).
+    func treeLinkLost(_ link: any TreeLink) {
+        guard link === connection, !closed else { return }
+        linkUp = false
+    }
+
+    /// The server is back: every listen and every unacknowledged write go again, in order.
+    func treeLinkRestored(_ link: any TreeLink) {
+        guard link === connection, !closed else { return }
+        linkUp = true
+        linkEverUp = true
+        sentUpTo = 0
+        if networkEnabled { resume() }
+        runWaitingForLink()
+    }
+
+    private func runWaitingForLink() {
+        let waiting = waitingForLink
+        waitingForLink.removeAll()
+        for w in waiting { w() }
+    }
+
+    private func receive(_ event: TreeBackendEvent) {
         guard !closed else { return }
         switch event {
         case .listenResult(let path, let value, let windows):
@@ -276,7 +326,7 @@ final class TreeEngine: TreeBackendClient {
     func addListen(_ path: TreePath, window: TreeQuery? = nil) {
         let n = listenCounts[path] ?? 0
         listenCounts[path] = n + 1
-        if n == 0 && networkEnabled { connection.listen(path, windows: window.map { [$0] } ?? []) }
+        if n == 0 && online { connection.listen(path, windows: window.map { [$0] } ?? []) }
     }
 
     /// Before an observer starts at `path`: when the client knows nothing live there but its
@@ -297,7 +347,7 @@ final class TreeEngine: TreeBackendClient {
         guard let n = listenCounts[path] else { return }
         if n > 1 { listenCounts[path] = n - 1; return }
         listenCounts[path] = nil
-        if networkEnabled { connection.unlisten(path) }
+        if online { connection.unlisten(path) }
         complete[path] = nil
         // Nothing keeps this part of the cache up to date any more: forget it (unless an
         // ancestor's or a descendant's listen still covers it).
@@ -321,12 +371,17 @@ final class TreeEngine: TreeBackendClient {
     func disableNetwork() {
         guard networkEnabled else { return }
         networkEnabled = false
-        for p in listenedPaths { connection.unlisten(p) }
+        if linkUp { for p in listenedPaths { connection.unlisten(p) } }
     }
 
     func enableNetwork() {
         guard !networkEnabled else { return }
         networkEnabled = true
+        if linkUp { resume() }
+    }
+
+    /// Listens again at every listened path, and sends the writes not yet sent.
+    private func resume() {
         for p in listenedPaths {
             let windows = (viewsByPath[p] ?? []).filter { !$0.initialized && $0.query.isLimited }.map { $0.query }
             connection.listen(p, windows: windows)
@@ -339,6 +394,17 @@ final class TreeEngine: TreeBackendClient {
     /// The node at `path` (through `query`): from the backend when online (with pending writes
     /// applied), else from a complete cache, else an `unavailable` error. Completion on the event thread.
     func get(_ path: TreePath, query: TreeQuery, completion: @escaping (Result<TreeSnapshot, EmberError>) -> Void) {
+        // A server link still making its first connection: the read waits for it, a while.
+        if networkEnabled && !linkUp && !linkEverUp {
+            waitingForLink.append { [self] in get(path, query: query, completion: completion) }
+            if waitingForLink.count == 1 {
+                worker.asyncAfter(deadline: .now() + TreeEngine.firstConnectionWait) { [self] in
+                    linkEverUp = true          // from now on, offline reads answer at once
+                    runWaitingForLink()
+                }
+            }
+            return
+        }
         func answer(_ node: TreeValue) {
             let snap: TreeSnapshot
             if query.isDefault {
@@ -350,7 +416,7 @@ final class TreeEngine: TreeBackendClient {
             }
             events.post { completion(.success(snap)) }
         }
-        if networkEnabled {
+        if online {
             connection.get(path) { [self] value in
                 if closed {
                     events.post { completion(.failure(EmberError(.cancelled, "The database was closed."))) }
@@ -372,6 +438,8 @@ final class TreeEngine: TreeBackendClient {
     func close() {
         guard !closed else { return }
         closed = true
+        linkEverUp = true
+        runWaitingForLink()
         connection?.disconnect()
         let err = EmberError(.cancelled, "The database was closed before the write was acknowledged.")
         for id in pendingWrites { if let cb = pending[id]?.completion { events.post { cb(err) } } }

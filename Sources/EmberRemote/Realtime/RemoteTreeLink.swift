@@ -1,0 +1,167 @@
+import Dispatch
+import EmberBackend
+import EmberModel
+import Foundation
+
+/// Responsible for: a tree client's link to a tree host (`ember serve`'s tree port, or any server
+/// of the Realtime Database's realtime protocol) through a `RealtimeClient`: a listen is a `q`
+/// of the whole location (its first `d` push is the `.listenResult`, later `d`/`m` pushes are
+/// `.change`s), a write a `p` (one overwrite) or an `m` (several, under their deepest common
+/// parent) answered as `.change(ack:)` or `.rejected`, a get a `g`. A lost connection is
+/// `treeLinkLost`; a new one (after the token, when given, is accepted) `treeLinkRestored`, after
+/// which the client sends its listens and unacknowledged writes again. On the client's queue.
+public final class RemoteTreeLink: TreeLink, RealtimeClientDelegate, @unchecked Sendable {
+    private weak var client: (any TreeLinkClient)?
+    private let queue: DispatchQueue
+    private var realtime: RealtimeClient!
+    private let token: String?
+    /// Listened paths whose data has not come yet since they were (re)listened.
+    private var awaitingFirst: Set<TreePath> = []
+    private var listened: Set<TreePath> = []
+    private var closed = false
+
+    public init(settings: RealtimeClient.Settings, token: String? = nil, client: any TreeLinkClient, queue: DispatchQueue) {
+        self.client = client
+        self.queue = queue
+        self.token = token
+        realtime = RealtimeClient(settings: settings, delegate: self, queue: queue)
+        queue.async { [self] in if !closed { realtime.start() } }
+    }
+
+    public func listen(_ path: TreePath, windows: [TreeQuery]) {
+        listened.insert(path)
+        awaitingFirst.insert(path)
+        realtime.request("q", .map(MapValue(["p": .string(path.description), "h": .string("")]))) { [weak self] status, data in
+            guard let self, status != "ok", status != "disconnected" else { return }
+            // A refused listen: the client keeps its cache (no event type says more yet).
+            self.awaitingFirst.remove(path)
+            _ = data
+        }
+    }
+
+    public func unlisten(_ path: TreePath) {
+        listened.remove(path)
+        awaitingFirst.remove(path)
+        realtime.request("n", .map(MapValue(["p": .string(path.description)])))
+    }
+
+    public func write(id: Int64, _ ops: [TreeWriteOp]) {
+        let (action, body) = RemoteTreeLink.request(for: ops)
+        realtime.request(action, body) { [weak self] status, data in
+            guard let self, !self.closed else { return }
+            switch status {
+            case "ok":
+                self.client?.treeLink(self, didSend: .change(ops: [], ack: id))
+            case "disconnected":
+                break        // sent again by the client once the link is restored
+            default:
+                var message = "The server refused the write (\(status))"
+                if case .string(let s) = data { message += ": \(s)" }
+                let code: ErrorCode = status == "permission_denied" ? .permissionDenied : (status == "datastale" ? .aborted : .invalidArgument)
+                self.client?.treeLink(self, didSend: .rejected(writeId: id, error: EmberError(code, message)))
+            }
+        }
+    }
+
+    public func get(_ path: TreePath, completion: @escaping (TreeValue) -> Void) {
+        realtime.request("g", .map(MapValue(["p": .string(path.description), "q": .map(MapValue())]))) { status, data in
+            completion(status == "ok" ? ((try? TreeValue(json: data)) ?? .null) : .null)
+        }
+    }
+
+    public func disconnect() {
+        closed = true
+        realtime.stop()
+    }
+
+    /// A `p` for one overwrite, else an `m` of the overwrites under their deepest common parent.
+    static func request(for ops: [TreeWriteOp]) -> (String, Value) {
+        func json(_ v: TreeValue) -> Value {
+            switch v {
+            case .null: return .null
+            case .bool(let b): return .bool(b)
+            case .int(let i): return .int(i)
+            case .double(let d): return .double(d)
+            case .string(let s): return .string(s)
+            case .object(let o):
+                var out: [String: Value] = [:]
+                for (k, c) in o.children { out[k.s] = json(c) }
+                return .map(MapValue(out))
+            }
+        }
+        if ops.count == 1 {
+            return ("p", .map(MapValue(["p": .string(ops[0].path.description), "d": json(ops[0].value)])))
+        }
+        var common = ops[0].path.segments
+        for op in ops.dropFirst() {
+            let s = op.path.segments
+            var n = 0
+            while n < common.count && n < s.count && common[n] == s[n] { n += 1 }
+            common = Array(common.prefix(n))
+        }
+        // A merge's keys name children: the parent sits above every overwrite.
+        if ops.contains(where: { $0.path.count == common.count }) { common.removeLast() }
+        let parent = TreePath(unchecked: common)
+        var children: [String: Value] = [:]
+        for op in ops { children[parent.relative(op.path).joined(separator: "/")] = json(op.value) }
+        return ("m", .map(MapValue(["p": .string(parent.description), "d": .map(MapValue(children))])))
+    }
+
+    // MARK: RealtimeClientDelegate
+
+    public func realtimeConnected(_ client: RealtimeClient, serverTimeOffsetMillis: Double) {
+        guard let token else { return restored() }
+        client.request("auth", .map(MapValue(["cred": .string(token)]))) { [weak self] status, _ in
+            guard let self, status == "ok" else { return }
+            self.restored()
+        }
+    }
+
+    private func restored() {
+        awaitingFirst = listened
+        client?.treeLinkRestored(self)
+    }
+
+    public func realtimeDisconnected(_ client: RealtimeClient) {
+        self.client?.treeLinkLost(self)
+    }
+
+    public func realtime(_ client: RealtimeClient, push action: String, body: Value) {
+        guard case .map(let b) = body, case .string(let p)? = b["p"], let path = try? TreePath(parsing: p) else { return }
+        let data = b["d"] ?? .null
+        switch action {
+        case "d":
+            let value = (try? TreeValue(json: data)) ?? .null
+            if awaitingFirst.remove(path) != nil {
+                self.client?.treeLink(self, didSend: .listenResult(path: path, value: value, windows: []))
+            } else {
+                self.client?.treeLink(self, didSend: .change(ops: [TreeWriteOp(path: path, value: value)], ack: nil))
+            }
+        case "m":
+            guard case .map(let m) = data else { return }
+            var ops: [TreeWriteOp] = []
+            for (k, v) in m.entries {
+                guard let sub = try? TreePath(parsing: k) else { continue }
+                ops.append(TreeWriteOp(path: path.appending(sub), value: (try? TreeValue(json: v)) ?? .null))
+            }
+            if !ops.isEmpty { self.client?.treeLink(self, didSend: .change(ops: ops, ack: nil)) }
+        default:
+            break
+        }
+    }
+}
+
+/// Responsible for: opening `RemoteTreeLink`s to one tree host (an `EmberClient`'s `tree`).
+public final class RemoteTreeEndpoint: TreeEndpoint, @unchecked Sendable {
+    public let settings: RealtimeClient.Settings
+    public let token: String?
+
+    public init(settings: RealtimeClient.Settings, token: String? = nil) {
+        self.settings = settings
+        self.token = token
+    }
+
+    public func openTreeLink(client: any TreeLinkClient, queue: DispatchQueue) -> any TreeLink {
+        RemoteTreeLink(settings: settings, token: token, client: client, queue: queue)
+    }
+}

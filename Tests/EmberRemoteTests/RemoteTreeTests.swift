@@ -1,0 +1,132 @@
+import EmberBackend
+import EmberCore
+import EmberModel
+@testable import EmberRemote
+import EmberServer
+import EmberStorage
+import Foundation
+import XCTest
+
+/// Ember's tree clients sharing one tree through `ember serve`'s realtime protocol
+/// (`RemoteTreeEndpoint`): pushes from several clients reach every observer once, in push-id
+/// order, with previous keys; a client's writes made while the server is away are sent once it
+/// is back, exactly once; a write the rules refuse is rolled back with an error.
+final class RemoteTreeTests: XCTestCase {
+    private func treeServer(port: Int = 0, path: String? = nil, rules: String? = nil) throws -> (TestServer, Int) {
+        let s = try TestServer(path: path) { c in
+            c.databasePort = port
+            c.databaseRules = rules
+        }
+        let deadline = Date().addingTimeInterval(10)
+        while s.server?.databasePort == nil && Date() < deadline { usleep(10_000) }
+        return (s, try XCTUnwrap(s.server?.databasePort))
+    }
+
+    private func treeClient(_ port: Int, ns: String) -> EmberClient {
+        var settings = RealtimeClient.Settings(host: "127.0.0.1", port: port, namespace: ns)
+        settings.initialBackoff = 0.05
+        let p = MemoryPersistence()
+        return EmberClient(persistence: p, backend: Backend(persistence: MemoryPersistence()), tree: RemoteTreeEndpoint(settings: settings))
+    }
+
+    func testPushesFromEveryClientReachEveryObserverOnceInOrder() throws {
+        let (server, port) = try treeServer()
+        defer { server.stop() }
+        let ns = "list" + UUID().uuidString.prefix(6).lowercased()
+        let clients = (0..<3).map { _ in treeClient(port, ns: ns) }
+        defer { for c in clients { c.close() } }
+        let posts = try TreePath(parsing: "posts")
+        let seen = (0..<3).map { _ in ChildLog() }
+        for (c, log) in zip(clients, seen) {
+            _ = try c.treeObserve(posts, type: .childAdded) { e in
+                if case .event(_, let snap, let prev) = e { log.add(snap.key!, prev) }
+            }
+        }
+        for round in 0..<10 {
+            for (i, c) in clients.enumerated() {
+                try c.treeWrite([TreeWriteOp(path: posts.child(PushId.next()), value: .string("c\(i) r\(round)"))])
+            }
+        }
+        for log in seen { try log.wait { $0.count == 30 } }
+        let final = seen[0].keys.sorted()
+        for log in seen {
+            XCTAssertEqual(Set(log.keys).count, 30, "every child once")
+            // Replaying the previous keys gives the server's list, in push-id order.
+            XCTAssertEqual(log.replayed(), final)
+        }
+    }
+
+    func testWritesMadeWhileTheServerIsAwayAreSentOnceItIsBack() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("rtree-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let path = dir.appendingPathComponent("data.ember").path
+        var (server, port) = try treeServer(path: path)
+        let ns = "off" + UUID().uuidString.prefix(6).lowercased()
+        let writer = treeClient(port, ns: ns)
+        defer { writer.close() }
+        let list = try TreePath(parsing: "l")
+        try writer.treeWrite([TreeWriteOp(path: list.child("a"), value: .int(1))])
+        XCTAssertEqual(try writer.treeGet(list, timeout: 10).value, .object(TreeObject(["a": .int(1)])))
+        server.stop()
+        let acked = ChildLog()
+        for k in ["b", "c"] {
+            try writer.treeWrite([TreeWriteOp(path: list.child(k), value: .int(2))]) { error in acked.add(k, error.map { "\($0)" }) }
+        }
+        (server, _) = try treeServer(port: port, path: path)
+        defer { server.stop() }
+        try acked.wait(seconds: 20) { $0.count == 2 }
+        XCTAssertEqual(acked.previous, [nil, nil], "acknowledged without an error")
+        let reader = treeClient(port, ns: ns)
+        defer { reader.close() }
+        XCTAssertEqual(try reader.treeGet(list, timeout: 10).value, .object(TreeObject(["a": .int(1), "b": .int(2), "c": .int(2)])))
+    }
+
+    func testARefusedWriteIsRolledBackWithAnError() throws {
+        let (server, port) = try treeServer(rules: #"{"rules": {".read": true, "open": {".write": true}}}"#)
+        defer { server.stop() }
+        let c = treeClient(port, ns: "rules" + UUID().uuidString.prefix(6).lowercased())
+        defer { c.close() }
+        let values = ChildLog()
+        _ = try c.treeObserve(try TreePath(parsing: "closed"), type: .value) { e in
+            if case .event(_, let snap, _) = e { values.add(snap.exists ? "exists" : "null", nil) }
+        }
+        try values.wait { $0.count == 1 }
+        let outcome = ChildLog()
+        try c.treeWrite([TreeWriteOp(path: try TreePath(parsing: "closed/x"), value: .int(1))]) { error in
+            outcome.add(error.map { "\($0.code)" } ?? "ok", nil)
+        }
+        try outcome.wait { $0.count == 1 }
+        XCTAssertEqual(outcome.keys, ["permissionDenied"])
+        try values.wait { $0.count == 3 }
+        XCTAssertEqual(values.keys, ["null", "exists", "null"], "shown at once, then rolled back")
+    }
+}
+
+/// Child keys and previous keys as an observer saw them (any thread), with a bounded wait.
+final class ChildLog: @unchecked Sendable {
+    private let lock = NSLock()
+    private var entries: [(String, String?)] = []
+    func add(_ key: String, _ prev: String?) { lock.withLock { entries.append((key, prev)) } }
+    var count: Int { lock.withLock { entries.count } }
+    var keys: [String] { lock.withLock { entries.map(\.0) } }
+    var previous: [String?] { lock.withLock { entries.map(\.1) } }
+
+    /// The list the events build when each child goes after its previous key.
+    func replayed() -> [String] {
+        var list: [String] = []
+        for (k, prev) in lock.withLock({ entries }) {
+            list.removeAll { $0 == k }
+            if let prev, let i = list.firstIndex(of: prev) { list.insert(k, at: i + 1) } else { list.insert(k, at: 0) }
+        }
+        return list
+    }
+
+    func wait(seconds: Double = 10, _ condition: (ChildLog) -> Bool) throws {
+        let deadline = Date().addingTimeInterval(seconds)
+        while !condition(self) {
+            guard Date() < deadline else { throw EmberError(.deadlineExceeded, "condition not met in \(seconds) s: \(keys.suffix(5))") }
+            usleep(5_000)
+        }
+    }
+}
