@@ -207,11 +207,20 @@ typedef struct ember_settings {
      *  ssl, ssl_ca_file and auth_token were added to the first 0.1.0 header: code compiled
      *  against that header must be recompiled.) */
     const char *auth_token;
+    /** The server the tree (ember_ref_*) syncs with, as "host:port": the tree port of `ember
+     *  serve` (`--database-port`, 9000 by default), over the Realtime Database's realtime
+     *  protocol, in the namespace "demo-ember". ssl, ssl_ca_file and auth_token apply to it as
+     *  to host. BORROWED, read during ember_db_open. NULL: the tree stays in this process.
+     *  Offline first: writes show at once and wait for the server; observers serve the cache
+     *  until it answers. (Added after auth_token: code compiled against an older header must be
+     *  recompiled.) */
+    const char *database_host;
 } ember_settings;
 
 /** Fills the defaults: in memory (path NULL), persistence true (takes effect once a path is
  *  set), EMBER_CACHE_SIZE_DEFAULT, the in-process backend (host NULL), ssl true with the
- *  system's roots (ssl_ca_file NULL), anonymous (auth_token NULL). A zero-filled struct is
+ *  system's roots (ssl_ca_file NULL), anonymous (auth_token NULL), a local tree (database_host
+ *  NULL). A zero-filled struct is
  *  valid too (persistence false, ssl false). */
 void ember_settings_init(ember_settings *settings);
 

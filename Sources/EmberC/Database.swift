@@ -44,7 +44,7 @@ final class DBHandle: Counted {
 public func ember_settings_init(_ s: UnsafeMutablePointer<ember_settings>?) {
     guard let s else { return }
     s.pointee = ember_settings(path: nil, persistence: true, cache_size_bytes: 104_857_600, host: nil, ssl: true,
-                              ssl_ca_file: nil, auth_token: nil)
+                              ssl_ca_file: nil, auth_token: nil, database_host: nil)
 }
 
 @_cdecl("ember_db_open")

@@ -52,11 +52,11 @@ extension EmberClient {
     /// `documents`, when given (a server, `RemoteBackend`), is what the documents sync with; the
     /// Realtime-Database tree keeps syncing with the in-process backend (in the file with a path).
     /// The cache, pending writes and targets are kept as without it: durable with a path.
-    public convenience init(options: EmberOptions, documents: BackendEndpoint? = nil) throws {
+    public convenience init(options: EmberOptions, documents: BackendEndpoint? = nil, tree: (any TreeEndpoint)? = nil) throws {
         try options.gcSettings.validate()
         guard let path = options.path else {
             let p = MemoryPersistence()
-            self.init(persistence: p, backend: Backend(persistence: p), documents: documents, gc: options.gcSettings,
+            self.init(persistence: p, backend: Backend(persistence: p), documents: documents, tree: tree, gc: options.gcSettings,
                       networkEnabled: options.networkEnabled)
             return
         }
@@ -65,7 +65,7 @@ extension EmberClient {
         let file = try SQLitePersistence(path: path, synchronous: options.synchronous,
                                          sharedDocuments: options.persistence && documents == nil)
         let cache: Persistence = options.persistence ? file : MemoryPersistence()
-        self.init(persistence: cache, backend: Backend(persistence: file), documents: documents, gc: options.gcSettings,
+        self.init(persistence: cache, backend: Backend(persistence: file), documents: documents, tree: tree, gc: options.gcSettings,
                   networkEnabled: options.networkEnabled)
         adopt(file)
     }

@@ -131,8 +131,11 @@ class Client:
 
     `host="127.0.0.1:8080"` syncs the documents with that server (`ember serve` or the
     Firestore emulator, database `projects/demo-ember/databases/(default)`) instead of the
-    in-process backend; `path` then holds the durable cache and pending writes, and the tree
-    (`reference()`) stays local. `ssl` (default True, as Firebase) connects with TLS, the
+    in-process backend; `path` then holds the durable cache and pending writes.
+    `database_host="127.0.0.1:9000"` syncs the tree (`reference()`) with `ember serve`'s tree
+    port over the Realtime Database's realtime protocol (namespace `demo-ember`; `ssl` and
+    `auth_token` apply to it too), offline first; without it the tree stays in this process.
+    `ssl` (default True, as Firebase) connects with TLS, the
     server's certificate verified against the system's roots or the PEM file `ssl_ca_file`;
     pass `ssl=False` for a plaintext server (the emulator, an `ember serve` without
     `--tls-cert`). Each failed attempt to reach the server is told on stderr, one line
@@ -149,7 +152,8 @@ class Client:
     def __init__(self, project: Any = None, credentials: Any = None, database: Any = None, *,
                  path: Any = None, persistence: Optional[bool] = None, cache_size_bytes: Optional[int] = None,
                  host: Optional[str] = None, ssl: bool = True, auth_token: Optional[str] = None,
-                 ssl_ca_file: Any = None, client_options: Any = None, client_info: Any = None) -> None:
+                 ssl_ca_file: Any = None, client_options: Any = None, client_info: Any = None,
+                 database_host: Optional[str] = None) -> None:
         if persistence is None:
             persistence = path is not None
         if cache_size_bytes is None:
@@ -162,8 +166,10 @@ class Client:
             raise InvalidArgumentError(f"Client(ssl): expected a bool, not {type(ssl).__name__}")
         if host is not None:
             _check_host(host, project, database, auth_token, ssl_ca_file)
+        if database_host is not None and not isinstance(database_host, str):
+            raise InvalidArgumentError(f"Client(database_host): expected a str such as '127.0.0.1:9000', not {type(database_host).__name__}")
         ca = None if ssl_ca_file is None else os.fspath(ssl_ca_file)
-        self._db = _ember.Database(path, bool(persistence), cache_size_bytes, host, ssl, auth_token, ca)
+        self._db = _ember.Database(path, bool(persistence), cache_size_bytes, host, ssl, auth_token, ca, database_host)
         self._online = True
         self._db.ref_factory = self._ref
         self._path = path

@@ -139,21 +139,26 @@ static int db_check(DbObject *self) {
 }
 
 static int Db_init(DbObject *self, PyObject *args, PyObject *kw) {
-    static char *kwlist[] = {"path", "persistence", "cache_size_bytes", "host", "ssl", "auth_token", "ssl_ca_file", NULL};
+    static char *kwlist[] = {"path", "persistence", "cache_size_bytes", "host", "ssl", "auth_token", "ssl_ca_file", "database_host", NULL};
     PyObject *path = Py_None;
     PyObject *host = Py_None;
+    PyObject *database_host = Py_None;
     PyObject *token = Py_None;
     PyObject *ca = Py_None;
     int persistence = 0;
     long long cache = 0;
     int ssl = 1;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "|OpLOpOO", kwlist, &path, &persistence, &cache, &host, &ssl, &token, &ca)) return -1;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "|OpLOpOOO", kwlist, &path, &persistence, &cache, &host, &ssl, &token, &ca, &database_host)) return -1;
     ember_settings s;
     ember_settings_init(&s);
     /* borrowed from the arguments (kept alive by the caller) for the open below */
     if (host != Py_None) {
         s.host = str_arg(host, "host");
         if (!s.host) return -1;
+    }
+    if (database_host != Py_None) {
+        s.database_host = str_arg(database_host, "database_host");
+        if (!s.database_host) return -1;
     }
     if (token != Py_None) {
         s.auth_token = str_arg(token, "auth_token");

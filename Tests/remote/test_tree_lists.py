@@ -1,0 +1,104 @@
+"""The seed's multi-user list across processes (issue 29): Python processes share one tree
+through `ember serve`'s tree port (`Client(database_host=...)`, the realtime protocol).
+
+Two writer processes and the test's own client append with push ids while the test's client
+observes child_added: it sees every child once, and replaying the previous keys gives the
+server's list (push-id order). Each process is waited for with a bound and killed by its pid
+when it overstays; the server is servers.py's (its own process group, under a watchdog)."""
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+import uuid
+
+import pytest
+
+import ember
+import servers
+
+CLIENT_SECONDS = 120
+
+WRITER = r"""
+import json, sys, time, urllib.request
+import ember
+port, name, count = sys.argv[1], sys.argv[2], int(sys.argv[3])
+db = ember.Client(database_host=f"127.0.0.1:{port}", ssl=False)
+keys = [db.reference("posts").push({"from": name, "i": i}).key for i in range(count)]
+deadline = time.monotonic() + 60
+while time.monotonic() < deadline:
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/posts.json?ns=demo-ember&shallow=true", timeout=10) as r:
+        there = json.loads(r.read() or b"null") or {}
+    if all(k in there for k in keys):
+        break
+    time.sleep(0.05)
+else:
+    sys.exit("the server did not get every push")
+db.close()
+print(json.dumps(keys))
+"""
+
+
+def database_port(srv):
+    import re
+    m = re.search(r"database_port=(\d+)", srv.log_tail(20000))
+    assert m, srv.log_tail()
+    return int(m.group(1))
+
+
+def test_processes_share_one_list(tmp_path):
+    why = servers.ember_missing()
+    if why:
+        pytest.fail(why, pytrace=False)
+    srv = servers.start_ember(str(tmp_path), memory=True)
+    try:
+        port = database_port(srv)
+        db = ember.Client(database_host=f"127.0.0.1:{port}", ssl=False)
+        seen, lock, done = [], threading.Lock(), threading.Event()
+        total = 2 * 25 + 10
+
+        def added(snap, prev):
+            with lock:
+                seen.append((snap.key, prev))
+                if len(seen) >= total:
+                    done.set()
+
+        posts = db.reference("posts")
+        posts.observe(ember.EventType.CHILD_ADDED, added)
+        writers = [subprocess.Popen([sys.executable, "-c", WRITER, str(port), f"w{k}", "25"],
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for k in range(2)]
+        mine = [posts.push({"from": "test", "i": i}).key for i in range(10)]
+        outputs = []
+        for w in writers:
+            try:
+                out, err = w.communicate(timeout=CLIENT_SECONDS)
+            except subprocess.TimeoutExpired:
+                w.kill()
+                w.communicate()
+                pytest.fail("a writer process overstayed")
+            assert w.returncode == 0, err
+            outputs.append(json.loads(out))
+        assert done.wait(30), f"saw {len(seen)} of {total}"
+        with lock:
+            keys = [k for k, _ in seen]
+            assert sorted(keys) == sorted(mine + outputs[0] + outputs[1])
+            assert len(set(keys)) == total, "every child once"
+            replay = []
+            for k, prev in seen:
+                replay.insert(replay.index(prev) + 1 if prev is not None else 0, k)
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/posts.json?ns=demo-ember&shallow=true", timeout=10) as r:
+            server = sorted(json.loads(r.read()))
+        assert replay == server, "previous keys replay to the server's order"
+        db.close()
+    finally:
+        srv.stop()
+
+
+@pytest.mark.parametrize("bad, text", [("", "settings.database_host is empty"), (5, "expected a str"),
+                                       ("no-port", "database_host"), ("a\0b", "database_host")])
+def test_a_bad_database_host_is_an_invalid_argument(bad, text):
+    with pytest.raises(ember.InvalidArgumentError) as e:
+        ember.Client(database_host=bad, ssl=False)
+    assert text in str(e.value)
