@@ -102,3 +102,36 @@ def test_a_bad_database_host_is_an_invalid_argument(bad, text):
     with pytest.raises(ember.InvalidArgumentError) as e:
         ember.Client(database_host=bad, ssl=False)
     assert text in str(e.value)
+
+
+def test_a_durable_client_offline_appends_are_sent_once_after_a_restart(tmp_path):
+    """A durable client appends while the server is down, closes, opens again (still down), and
+    the server comes up: each append arrives exactly once."""
+    why = servers.ember_missing()
+    if why:
+        pytest.fail(why, pytrace=False)
+    dport = servers.free_port()
+    path = str(tmp_path / "client.ember")
+    db = ember.Client(path=path, database_host=f"127.0.0.1:{dport}", ssl=False)
+    keys = [db.reference("offline").push({"i": i}).key for i in range(5)]
+    db.close()
+    db = ember.Client(path=path, database_host=f"127.0.0.1:{dport}", ssl=False)
+    keys.append(db.reference("offline").push({"i": 5}).key)
+    srv = servers.start_ember(str(tmp_path), memory=True, extra_args=["--database-port", str(dport)])
+    try:
+        deadline = time.monotonic() + 30
+        there = {}
+        while time.monotonic() < deadline:
+            with urllib.request.urlopen(f"http://127.0.0.1:{dport}/offline.json?ns=demo-ember", timeout=10) as r:
+                there = json.loads(r.read() or b"null") or {}
+            if len(there) >= 6:
+                break
+            time.sleep(0.05)
+        time.sleep(0.5)     # a duplicate would be a seventh child by now
+        with urllib.request.urlopen(f"http://127.0.0.1:{dport}/offline.json?ns=demo-ember", timeout=10) as r:
+            there = json.loads(r.read() or b"null") or {}
+        assert sorted(there) == sorted(keys)
+        assert [there[k]["i"] for k in keys] == list(range(6))
+        db.close()
+    finally:
+        srv.stop()
