@@ -38,6 +38,12 @@ public final class FirestoreSettings: @unchecked Sendable {
     /// a server whose security rules decide by `request.auth`; nil: anonymous. Given at open:
     /// a refreshed token needs a new `Firestore`.
     public var authToken: String?
+    /// The server the tree (`database().reference()`) syncs with, as `host:port`: `ember serve`'s
+    /// tree port (`--database-port`, 9000 by default) over the Realtime Database's realtime
+    /// protocol, namespace `demo-ember`; `isSSLEnabled` and `authToken` apply to it as to `host`.
+    /// Offline first: writes show at once and wait for the server. nil: the tree stays in this
+    /// process. (Firebase's Apple SDK names the same choice `useEmulator(withHost:port:)`.)
+    public var databaseHost: String?
     public init() {}
 
     /// The older switch (`isPersistenceEnabled`), kept in step with `cacheSettings`.
@@ -126,13 +132,14 @@ public final class Firestore: @unchecked Sendable {
     /// path is open elsewhere), dataLoss (damaged file), unavailable or permissionDenied
     /// (missing or read-only directory).
     public static func open(settings: FirestoreSettings = FirestoreSettings()) throws -> Firestore {
-        guard let host = settings.host else {
+        guard settings.host != nil || settings.databaseHost != nil else {
             return Firestore(client: try EmberClient(options: settings.options), settings: settings)
         }
-        let (client, received) = try FirestoreHost.client(host: host, ssl: settings.isSSLEnabled, authToken: settings.authToken,
+        let (client, received) = try FirestoreHost.client(host: settings.host, databaseHost: settings.databaseHost,
+                                                           ssl: settings.isSSLEnabled, authToken: settings.authToken,
                                                            trustedCertificatesFile: settings.trustedCertificatesFile,
                                                            options: settings.options)
-        return Firestore(client: client, settings: settings, documentsReceived: received)
+        return Firestore(client: client, settings: settings, documentsReceived: settings.host == nil ? nil : received)
     }
 
     public func collection(_ collectionPath: String) -> CollectionReference {

@@ -4,7 +4,9 @@ import EmberModel
 import EmberRemote
 #endif
 
-/// Responsible for: opening a client whose documents sync with a server (`FirestoreSettings.host`):
+/// Responsible for: opening a client whose documents (`FirestoreSettings.host`) or tree
+/// (`FirestoreSettings.databaseHost`: `ember serve`'s tree port, the realtime protocol, namespace
+/// `demo-ember`) sync with a server:
 /// the address is read and checked, the connection made with `RemoteBackend` (project
 /// `demo-ember`, database `(default)`; TLS when `ssl`, verified against the system's roots or
 /// `trustedCertificatesFile`; the caller's `authToken`) and ended when the client closes. A
@@ -15,17 +17,26 @@ import EmberRemote
 /// `received` reads `RemoteBackend.stats.documentsReceived` (for the process tests, through
 /// `Firestore.documentsReceivedFromServer`, SPI `EmberTesting`).
 enum FirestoreHost {
-    static func client(host: String, ssl: Bool, authToken: String? = nil, trustedCertificatesFile: String? = nil,
-                       options: EmberOptions) throws -> (EmberClient, @Sendable () -> Int) {
+    static func client(host: String?, databaseHost: String? = nil, ssl: Bool, authToken: String? = nil,
+                       trustedCertificatesFile: String? = nil, options: EmberOptions) throws -> (EmberClient, @Sendable () -> Int) {
         #if canImport(EmberRemote)
-        let address = try RemoteAddress(parsing: host)
-        let remote = try RemoteBackend(address: address, authToken: authToken, tls: ssl, trustedCertificatesFile: trustedCertificatesFile)
-        let client = try EmberClient(options: options, documents: remote)
-        client.atClose { remote.close() }
-        let stats = remote.stats
-        return (client, { stats.documentsReceived })
-    #else
-        throw EmberError(.unimplemented, "This build has no remote support (built with EMBER_CORE_ONLY=1): settings.host '\(host)' cannot be used")
+        let remote = try host.map {
+            try RemoteBackend(address: try RemoteAddress(parsing: $0), authToken: authToken, tls: ssl, trustedCertificatesFile: trustedCertificatesFile)
+        }
+        var tree: RemoteTreeEndpoint?
+        if let databaseHost {
+            let a: RemoteAddress
+            do { a = try RemoteAddress(parsing: databaseHost) } catch let e as EmberError {
+                throw EmberError.invalidArgument("settings.databaseHost: \(e.message)")
+            }
+            tree = RemoteTreeEndpoint(settings: RealtimeClient.Settings(host: a.host, port: a.port, namespace: "demo-ember", tls: ssl), token: authToken)
+        }
+        let client = try EmberClient(options: options, documents: remote, tree: tree)
+        if let remote { client.atClose { remote.close() } }
+        let stats = remote?.stats
+        return (client, { stats?.documentsReceived ?? 0 })
+        #else
+        throw EmberError(.unimplemented, "This build has no remote support (built with EMBER_CORE_ONLY=1): settings.host '\(host ?? databaseHost ?? "")' cannot be used")
         #endif
     }
 }

@@ -2,6 +2,7 @@ import EmberBackend
 import EmberCore
 import EmberModel
 @testable import EmberRemote
+import Ember
 import EmberServer
 import EmberStorage
 import Foundation
@@ -128,5 +129,36 @@ final class ChildLog: @unchecked Sendable {
             guard Date() < deadline else { throw EmberError(.deadlineExceeded, "condition not met in \(seconds) s: \(keys.suffix(5))") }
             usleep(5_000)
         }
+    }
+}
+
+/// The public Swift API with `FirestoreSettings.databaseHost`: two databases share one list.
+final class DatabaseHostTests: XCTestCase {
+    func testTwoDatabasesShareOneListThroughTheTreePort() throws {
+        let s = try TestServer { $0.databasePort = 0 }
+        defer { s.stop() }
+        let deadline = Date().addingTimeInterval(10)
+        while s.server?.databasePort == nil && Date() < deadline { usleep(10_000) }
+        let port = try XCTUnwrap(s.server?.databasePort)
+        func open() throws -> Firestore {
+            var settings = FirestoreSettings()
+            settings.databaseHost = "127.0.0.1:\(port)"
+            settings.isSSLEnabled = false
+            return try Firestore.open(settings: settings)
+        }
+        let a = try open(), b = try open()
+        defer { a.terminate(completion: nil); b.terminate(completion: nil) }
+        let seen = ChildLog()
+        _ = b.database().reference(withPath: "chat").observe(.childAdded, andPreviousSiblingKeyWith: { snap, prev in
+            seen.add(snap.key, prev)
+        })
+        let refs = (0..<5).map { i -> DatabaseReference in
+            let r = a.database().reference(withPath: "chat").childByAutoId()
+            r.setValue(["text": "m\(i)"])
+            return r
+        }
+        try seen.wait { $0.count == 5 }
+        XCTAssertEqual(seen.keys, refs.map(\.key))
+        XCTAssertEqual(seen.previous, [nil] + refs.dropLast().map(\.key))
     }
 }
