@@ -379,7 +379,8 @@ test-remote: lib server-bin python-install-test
 	$(SWIFT) build -j $(JOBS) --product EmberHostClient
 	@mkdir -p $(REMOTE_DIR)
 	$(CC) -std=c99 $(C_WARN) -g -Iinclude Tests/remote/c_client.c -L$(LIB_DIR) -lember -Wl,-rpath,$(abspath $(LIB_DIR)) -lpthread -o $(REMOTE_DIR)/c_client
-	EMBER_BIN=$(EMBER_BIN) EMBER_C_CLIENT=$(abspath $(REMOTE_DIR))/c_client EMBER_SWIFT_CLIENT=$(abspath .build/debug/EmberHostClient) \
+	$(CC) -std=c99 $(C_WARN) -g -Iinclude Tests/remote/c_tree_client.c -L$(LIB_DIR) -lember -Wl,-rpath,$(abspath $(LIB_DIR)) -lpthread -o $(REMOTE_DIR)/c_tree_client
+	EMBER_BIN=$(EMBER_BIN) EMBER_C_CLIENT=$(abspath $(REMOTE_DIR))/c_client EMBER_C_TREE_CLIENT=$(abspath $(REMOTE_DIR))/c_tree_client EMBER_SWIFT_CLIENT=$(abspath .build/debug/EmberHostClient) \
 	  $(WATCHDOG) $(PY) -m pytest -q -p no:cacheprovider -o faulthandler_timeout=300 Tests/remote
 
 # ---- issue 12's benchmarks: Ember's clients of `ember serve`, the Firestore emulator beside it ----

@@ -33,6 +33,11 @@ def c_client():
 
 
 @pytest.fixture
+def c_tree_client():
+    return _program("EMBER_C_TREE_CLIENT", os.path.join(ROOT, ".build", "remote", "c_tree_client"), "Tests/remote/c_tree_client.c")
+
+
+@pytest.fixture
 def swift_client():
     return _program("EMBER_SWIFT_CLIENT", os.path.join(ROOT, ".build", "debug", "EmberHostClient"),
                     "swift build --product EmberHostClient")

@@ -1,9 +1,10 @@
-"""The seed's multi-user list across processes (issue 29): Python processes share one tree
-through `ember serve`'s tree port (`Client(database_host=...)`, the realtime protocol).
+"""The seed's multi-user list across processes (issue 29): Python and C processes share one
+tree through `ember serve`'s tree port (`Client(database_host=...)`, `settings.database_host`;
+the realtime protocol).
 
-Two writer processes and the test's own client append with push ids while the test's client
-observes child_added: it sees every child once, and replaying the previous keys gives the
-server's list (push-id order). Each process is waited for with a bound and killed by its pid
+Two Python writer processes, a C process and the test's own client append with push ids while
+the test's client and the C process observe child_added: each sees every child once, and
+replaying its previous keys gives the server's list (push-id order). Each process is waited for with a bound and killed by its pid
 when it overstays; the server is servers.py's (its own process group, under a watchdog)."""
 import json
 import os
@@ -48,7 +49,7 @@ def database_port(srv):
     return int(m.group(1))
 
 
-def test_processes_share_one_list(tmp_path):
+def test_processes_share_one_list(tmp_path, c_tree_client):
     why = servers.ember_missing()
     if why:
         pytest.fail(why, pytrace=False)
@@ -57,7 +58,7 @@ def test_processes_share_one_list(tmp_path):
         port = database_port(srv)
         db = ember.Client(database_host=f"127.0.0.1:{port}", ssl=False)
         seen, lock, done = [], threading.Lock(), threading.Event()
-        total = 2 * 25 + 10
+        total = 2 * 25 + 20 + 10
 
         def added(snap, prev):
             with lock:
@@ -69,6 +70,9 @@ def test_processes_share_one_list(tmp_path):
         posts.observe(ember.EventType.CHILD_ADDED, added)
         writers = [subprocess.Popen([sys.executable, "-c", WRITER, str(port), f"w{k}", "25"],
                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for k in range(2)]
+        # The C process pushes 20 and observes until it has seen every child.
+        c = subprocess.Popen([c_tree_client, f"127.0.0.1:{port}", "posts", "20", str(total)],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         mine = [posts.push({"from": "test", "i": i}).key for i in range(10)]
         outputs = []
         for w in writers:
@@ -80,10 +84,20 @@ def test_processes_share_one_list(tmp_path):
                 pytest.fail("a writer process overstayed")
             assert w.returncode == 0, err
             outputs.append(json.loads(out))
+        try:
+            c_out, c_err = c.communicate(timeout=CLIENT_SECONDS)
+        except subprocess.TimeoutExpired:
+            c.kill()
+            c.communicate()
+            pytest.fail("the C process overstayed")
+        assert c.returncode == 0, c_err
+        c_lines = c_out.splitlines()
+        c_pushed = [line.split()[1] for line in c_lines if line.startswith("pushed ")]
+        c_seen = [(line.split()[1], None if line.split()[2] == "-" else line.split()[2]) for line in c_lines if line.startswith("added ")]
         assert done.wait(30), f"saw {len(seen)} of {total}"
         with lock:
             keys = [k for k, _ in seen]
-            assert sorted(keys) == sorted(mine + outputs[0] + outputs[1])
+            assert sorted(keys) == sorted(mine + outputs[0] + outputs[1] + c_pushed)
             assert len(set(keys)) == total, "every child once"
             replay = []
             for k, prev in seen:
@@ -91,6 +105,12 @@ def test_processes_share_one_list(tmp_path):
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/posts.json?ns=demo-ember&shallow=true", timeout=10) as r:
             server = sorted(json.loads(r.read()))
         assert replay == server, "previous keys replay to the server's order"
+        # The C observer too: every child once, its previous keys replaying to the same list.
+        assert len(c_seen) == total and len({k for k, _ in c_seen}) == total
+        c_replay = []
+        for k, prev in c_seen:
+            c_replay.insert(c_replay.index(prev) + 1 if prev is not None else 0, k)
+        assert c_replay == server
         db.close()
     finally:
         srv.stop()
