@@ -11,10 +11,12 @@ import Foundation
 // (60 s at most) until every named client's document has reached round r and its own is no
 // longer pending. Prints `pending <own document's hasPendingWrites, in order, repeats dropped>`,
 // `saw <name> <round>` per client, `done`; exit status 2 (state on stderr) on a timeout.
-// `EmberHostClient kill-writer ...` is the server-kill test's client (KillWriter.swift).
+// `EmberHostClient kill-writer ...` is the server-kill test's client (KillWriter.swift);
+// `EmberHostClient tree-list ...` the multi-user list test's (TreeList.swift).
 
 let args = CommandLine.arguments
 if args.count > 1 && args[1] == "kill-writer" { KillWriter.run(args) }
+if args.count > 1 && args[1] == "tree-list" { TreeList.run(args) }
 guard args.count == 5 else {
     FileHandle.standardError.write("usage: EmberHostClient HOST COLLECTION NAME NAME1,NAME2,...\n".data(using: .utf8)!)
     exit(64)

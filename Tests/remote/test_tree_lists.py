@@ -1,10 +1,10 @@
-"""The seed's multi-user list across processes (issue 29): Python and C processes share one
-tree through `ember serve`'s tree port (`Client(database_host=...)`, `settings.database_host`;
-the realtime protocol).
+"""The seed's multi-user list across processes (issue 29): Python, C and Swift processes share
+one tree through `ember serve`'s tree port (`Client(database_host=...)`,
+`settings.database_host`, `FirestoreSettings.databaseHost`; the realtime protocol).
 
-Two Python writer processes, a C process and the test's own client append with push ids while
-the test's client and the C process observe child_added: each sees every child once, and
-replaying its previous keys gives the server's list (push-id order). Each process is waited for with a bound and killed by its pid
+Two Python writer processes, a C process, a Swift process and the test's own client append with
+push ids while the test's client and the C and Swift processes observe child_added: each sees
+every child once, and replaying its previous keys gives the server's list (push-id order). Each process is waited for with a bound and killed by its pid
 when it overstays; the server is servers.py's (its own process group, under a watchdog)."""
 import json
 import os
@@ -49,7 +49,7 @@ def database_port(srv):
     return int(m.group(1))
 
 
-def test_processes_share_one_list(tmp_path, c_tree_client):
+def test_processes_share_one_list(tmp_path, c_tree_client, swift_client):
     why = servers.ember_missing()
     if why:
         pytest.fail(why, pytrace=False)
@@ -58,7 +58,7 @@ def test_processes_share_one_list(tmp_path, c_tree_client):
         port = database_port(srv)
         db = ember.Client(database_host=f"127.0.0.1:{port}", ssl=False)
         seen, lock, done = [], threading.Lock(), threading.Event()
-        total = 2 * 25 + 20 + 10
+        total = 2 * 25 + 20 + 20 + 10
 
         def added(snap, prev):
             with lock:
@@ -73,6 +73,9 @@ def test_processes_share_one_list(tmp_path, c_tree_client):
         # The C process pushes 20 and observes until it has seen every child.
         c = subprocess.Popen([c_tree_client, f"127.0.0.1:{port}", "posts", "20", str(total)],
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        # So does the Swift process.
+        sw = subprocess.Popen([swift_client, "tree-list", f"127.0.0.1:{port}", "posts", "20", str(total)],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         mine = [posts.push({"from": "test", "i": i}).key for i in range(10)]
         outputs = []
         for w in writers:
@@ -84,20 +87,24 @@ def test_processes_share_one_list(tmp_path, c_tree_client):
                 pytest.fail("a writer process overstayed")
             assert w.returncode == 0, err
             outputs.append(json.loads(out))
-        try:
-            c_out, c_err = c.communicate(timeout=CLIENT_SECONDS)
-        except subprocess.TimeoutExpired:
-            c.kill()
-            c.communicate()
-            pytest.fail("the C process overstayed")
-        assert c.returncode == 0, c_err
-        c_lines = c_out.splitlines()
-        c_pushed = [line.split()[1] for line in c_lines if line.startswith("pushed ")]
-        c_seen = [(line.split()[1], None if line.split()[2] == "-" else line.split()[2]) for line in c_lines if line.startswith("added ")]
+        observed = {}
+        pushed = []
+        for name, p in (("C", c), ("Swift", sw)):
+            try:
+                out, err = p.communicate(timeout=CLIENT_SECONDS)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.communicate()
+                pytest.fail(f"the {name} process overstayed")
+            assert p.returncode == 0, f"{name}: {err}"
+            lines = out.splitlines()
+            pushed += [line.split()[1] for line in lines if line.startswith("pushed ")]
+            observed[name] = [(line.split()[1], None if line.split()[2] == "-" else line.split()[2])
+                              for line in lines if line.startswith("added ")]
         assert done.wait(30), f"saw {len(seen)} of {total}"
         with lock:
             keys = [k for k, _ in seen]
-            assert sorted(keys) == sorted(mine + outputs[0] + outputs[1] + c_pushed)
+            assert sorted(keys) == sorted(mine + outputs[0] + outputs[1] + pushed)
             assert len(set(keys)) == total, "every child once"
             replay = []
             for k, prev in seen:
@@ -105,12 +112,13 @@ def test_processes_share_one_list(tmp_path, c_tree_client):
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/posts.json?ns=demo-ember&shallow=true", timeout=10) as r:
             server = sorted(json.loads(r.read()))
         assert replay == server, "previous keys replay to the server's order"
-        # The C observer too: every child once, its previous keys replaying to the same list.
-        assert len(c_seen) == total and len({k for k, _ in c_seen}) == total
-        c_replay = []
-        for k, prev in c_seen:
-            c_replay.insert(c_replay.index(prev) + 1 if prev is not None else 0, k)
-        assert c_replay == server
+        # The C and Swift observers too: every child once, previous keys replaying to the same list.
+        for name, events in observed.items():
+            assert len(events) == total and len({k for k, _ in events}) == total, name
+            other = []
+            for k, prev in events:
+                other.insert(other.index(prev) + 1 if prev is not None else 0, k)
+            assert other == server, name
         db.close()
     finally:
         srv.stop()

@@ -1,0 +1,57 @@
+import Ember
+import Foundation
+
+/// Responsible for: the Swift process of the multi-user list test (Tests/remote/test_tree_lists.py):
+///
+///     EmberHostClient tree-list DATABASE_HOST LIST N TOTAL
+///
+/// A database whose tree syncs with DATABASE_HOST (`FirestoreSettings.databaseHost`, plaintext)
+/// observes child_added at LIST (printing `added KEY PREV`, `-` for none), pushes N children
+/// (`pushed KEY`), waits (60 s at most) until it has seen TOTAL children, prints `done`; exit
+/// status 2 (state on stderr) on a timeout.
+enum TreeList {
+    static func run(_ args: [String]) -> Never {
+        guard args.count == 6, let n = Int(args[4]), let total = Int(args[5]) else {
+            FileHandle.standardError.write("usage: EmberHostClient tree-list DATABASE_HOST LIST N TOTAL\n".data(using: .utf8)!)
+            exit(64)
+        }
+        var settings = FirestoreSettings()
+        settings.databaseHost = args[2]
+        settings.isSSLEnabled = false
+        let db: Firestore
+        do { db = try Firestore.open(settings: settings) } catch {
+            FileHandle.standardError.write("open: \(error)\n".data(using: .utf8)!)
+            exit(2)
+        }
+        let lock = NSLock()
+        var seen = 0
+        let list = db.database().reference(withPath: args[3])
+        _ = list.observe(.childAdded, andPreviousSiblingKeyWith: { snap, prev in
+            lock.lock()
+            print("added \(snap.key) \(prev ?? "-")")
+            fflush(stdout)
+            seen += 1
+            lock.unlock()
+        })
+        for i in 0..<n {
+            let child = list.childByAutoId()
+            child.setValue(["from": "swift", "i": i])
+            lock.lock()
+            print("pushed \(child.key ?? "")")
+            fflush(stdout)
+            lock.unlock()
+        }
+        let end = Date().addingTimeInterval(60)
+        while lock.withLock({ seen }) < total {
+            guard Date() < end else {
+                FileHandle.standardError.write("saw \(lock.withLock { seen }) of \(total) children in 60 s\n".data(using: .utf8)!)
+                exit(2)
+            }
+            usleep(5_000)
+        }
+        print("done")
+        fflush(stdout)
+        db.terminate(completion: nil)
+        exit(0)
+    }
+}
