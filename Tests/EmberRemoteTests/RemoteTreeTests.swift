@@ -6,6 +6,9 @@ import Ember
 import EmberServer
 import EmberStorage
 import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 import XCTest
 
 /// Ember's tree clients sharing one tree through `ember serve`'s realtime protocol
@@ -81,6 +84,38 @@ final class RemoteTreeTests: XCTestCase {
         let reader = treeClient(port, ns: ns)
         defer { reader.close() }
         XCTAssertEqual(try reader.treeGet(list, timeout: 10).value, .object(TreeObject(["a": .int(1), "b": .int(2), "c": .int(2)])))
+    }
+
+    func testARefusedOrRevokedListenEndsItsObserversWithAnError() throws {
+        let (server, port) = try treeServer(rules: #"{"rules": {"open": {".read": true}}}"#)
+        defer { server.stop() }
+        let ns = "revoke" + UUID().uuidString.prefix(6).lowercased()
+        let c = treeClient(port, ns: ns)
+        defer { c.close() }
+        let closed = ChildLog(), open = ChildLog()
+        for (path, log) in [("closed", closed), ("open", open)] {
+            _ = try c.treeObserve(try TreePath(parsing: path), type: .value) { e in
+                switch e {
+                case .event(_, let snap, _): log.add(snap.exists ? "value" : "null", nil)
+                case .cancelled(let error): log.add("cancelled \(error.code)", nil)
+                }
+            }
+        }
+        try closed.wait { $0.count == 1 }
+        XCTAssertEqual(closed.keys, ["cancelled permissionDenied"])
+        try open.wait { $0.count == 1 }
+        XCTAssertEqual(open.keys, ["null"])
+        // The rules change: the open listen is revoked too.
+        let url = URL(string: "http://127.0.0.1:\(port)/.settings/rules.json?ns=\(ns)")!
+        var request = URLRequest(url: url)
+        request.httpMethod = "PUT"
+        request.setValue("Bearer owner", forHTTPHeaderField: "Authorization")
+        request.httpBody = Data(#"{"rules": {}}"#.utf8)
+        let done = DispatchSemaphore(value: 0)
+        URLSession.shared.dataTask(with: request) { _, _, _ in done.signal() }.resume()
+        XCTAssertEqual(done.wait(timeout: .now() + 10), .success)
+        try open.wait { $0.count == 2 }
+        XCTAssertEqual(open.keys, ["null", "cancelled permissionDenied"])
     }
 
     func testARefusedWriteIsRolledBackWithAnError() throws {

@@ -14,6 +14,9 @@ public enum TreeBackendEvent: Sendable {
     case change(ops: [TreeWriteOp], ack: Int64?)
     /// The client's write `writeId` was not applied (its transaction could not be stored).
     case rejected(writeId: Int64, error: EmberError)
+    /// The listen at `path` is refused, or no longer allowed (a server's rules): its observers
+    /// end with `error`. The in-process backend never sends it.
+    case listenRevoked(path: TreePath, error: EmberError)
 }
 
 /// Responsible for: receiving a tree connection's events. Called on the queue given to `connectTree`.

@@ -52,6 +52,18 @@ extension TreeEngine {
         removeListen(v.path)
     }
 
+    /// The server refused the listen at `path`: every observer of it ends with `error`.
+    func revoke(_ path: TreePath, _ error: EmberError) {
+        for v in viewsByPath[path] ?? [] {
+            for o in v.observers {
+                let callback = o.callback
+                let token = o.token
+                events.post { token.deliverFinal { callback(.cancelled(error)) } }
+                removeObserver(o.handle)
+            }
+        }
+    }
+
     /// The tokens of the observers at `path` (of `query` only, when given).
     func tokens(at path: TreePath, query: TreeQuery?) -> [ListenerToken] {
         (viewsByPath[path] ?? []).filter { query == nil || $0.query == query! }.flatMap { $0.observers.map { $0.token } }

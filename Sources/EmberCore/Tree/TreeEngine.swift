@@ -281,6 +281,8 @@ final class TreeEngine: TreeBackendClient, TreeLinkClient {
             completeListened(by: acked)
             completeListened(by: ops)
             if let cb = done?.completion { events.post { cb(nil) } }
+        case .listenRevoked(let path, let error):
+            revoke(path, error)
         case .rejected(let id, let error):
             guard let w = untrack(id) else { return }
             if let store { try? persistence.runTransaction("tree rejected") { store.removePendingWrite(id: id) } }

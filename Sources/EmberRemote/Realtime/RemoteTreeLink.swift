@@ -32,11 +32,18 @@ public final class RemoteTreeLink: TreeLink, RealtimeClientDelegate, @unchecked 
         listened.insert(path)
         awaitingFirst.insert(path)
         realtime.request("q", .map(MapValue(["p": .string(path.description), "h": .string("")]))) { [weak self] status, data in
-            guard let self, status != "ok", status != "disconnected" else { return }
-            // A refused listen: the client keeps its cache (no event type says more yet).
-            self.awaitingFirst.remove(path)
-            _ = data
+            guard let self, !self.closed, status != "ok", status != "disconnected" else { return }
+            self.revoked(path, status, data)
         }
+    }
+
+    /// A listen the server refused or revoked: forgotten, its observers told.
+    private func revoked(_ path: TreePath, _ status: String, _ data: Value) {
+        guard listened.remove(path) != nil else { return }
+        awaitingFirst.remove(path)
+        var message = status == "permission_denied" ? "Client doesn't have permission to access the desired data." : "The server refused the listen (\(status))"
+        if case .string(let s) = data, status != "permission_denied" { message += ": \(s)" }
+        client?.treeLink(self, didSend: .listenRevoked(path: path, error: EmberError(status == "permission_denied" ? .permissionDenied : .unavailable, message)))
     }
 
     public func unlisten(_ path: TreePath) {
@@ -145,6 +152,8 @@ public final class RemoteTreeLink: TreeLink, RealtimeClientDelegate, @unchecked 
                 ops.append(TreeWriteOp(path: path.appending(sub), value: (try? TreeValue(json: v)) ?? .null))
             }
             if !ops.isEmpty { self.client?.treeLink(self, didSend: .change(ops: ops, ack: nil)) }
+        case "c":
+            revoked(path, "permission_denied", .null)
         default:
             break
         }
