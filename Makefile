@@ -389,6 +389,15 @@ test-remote: lib server-bin python-install-test
 # stack) and the Swift client processes (EmberRemoteBench). BENCH_REMOTE_ARGS: e.g. --samples 200,
 # --only ember, --json FILE.
 BENCH_REMOTE_ARGS ?=
+# Ember's tree clients through ember serve (issue 29): push -> child_added across processes, fan-out.
+.PHONY: bench-tree-remote
+bench: bench-tree-remote
+bench-tree-remote: deps python-venv
+	$(SWIFT) build -j $(JOBS) -c release --scratch-path $(BENCH_PATH) --product ember
+	$(SWIFT) build -j $(JOBS) -c release --scratch-path $(BENCH_PATH) --product ember-c
+	EMBER_LIBRARY=$(abspath $(BENCH_PATH))/release/libember-c.so $(PY) -m pip install -q --force-reinstall --no-deps ./bindings/python
+	$(PY) bench/tree-remote/bench_tree_remote.py --ember-bin $(BENCH_PATH)/release/ember $(BENCH_TREE_REMOTE_ARGS)
+
 .PHONY: bench-remote
 bench: bench-remote
 bench-remote: deps server-venv python-venv

@@ -1,0 +1,138 @@
+"""Issue 29's figures for Ember's tree clients through `ember serve` (the realtime protocol),
+loopback, release builds:
+
+1. a push in process A -> child_added in process B: p50 and p99 (Python clients, one process
+   each; both read CLOCK_MONOTONIC, which Linux shares between processes);
+2. 1,000 observers on one list (10 clients x 100 observers, in one process), one push from
+   another process: the time until every observer was called.
+
+Responsible for: starting a release `ember serve --memory` (its own process group, stopped by
+pid), the observer process and its writer, and printing each figure beside its target.
+Usage: bench_tree_remote.py --ember-bin BIN [--quick]
+"""
+import argparse
+import json
+import os
+import re
+import signal
+import statistics
+import subprocess
+import sys
+import threading
+import time
+
+TARGETS = {"p50": 300.0, "p99": 2000.0, "fanout_ms": 50.0}
+
+OBSERVER = r"""
+import json, sys, threading, time
+import ember
+port, clients, per, expected, path = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
+lock = threading.Lock()
+seen = {}
+done = threading.Event()
+dbs = [ember.Client(database_host=f"127.0.0.1:{port}", ssl=False) for _ in range(clients)]
+def on_added(snap, prev):
+    t = time.monotonic_ns()
+    with lock:
+        seen.setdefault(snap.key, []).append(t)
+        if sum(len(v) for v in seen.values()) >= expected:
+            done.set()
+for db in dbs:
+    for _ in range(per):
+        db.reference(path).observe(ember.EventType.CHILD_ADDED, on_added)
+print("ready", flush=True)
+if not done.wait(300):
+    print("timeout", flush=True)
+with lock:
+    print(json.dumps(seen), flush=True)
+for db in dbs:
+    db.close()
+"""
+
+
+def start_server(binary):
+    p = subprocess.Popen([binary, "serve", "--memory", "--port", "0", "--database-port", "0"],
+                         stderr=subprocess.PIPE, text=True, start_new_session=True)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        m = re.search(r"database_port=(\d+)", p.stderr.readline())
+        if m:
+            threading.Thread(target=lambda: [None for _ in p.stderr], daemon=True).start()
+            return p, int(m.group(1))
+    p.kill()
+    raise SystemExit("ember serve did not start")
+
+
+def observer(port, clients, per, expected, path):
+    o = subprocess.Popen([sys.executable, "-c", OBSERVER, str(port), str(clients), str(per), str(expected), path],
+                         stdout=subprocess.PIPE, text=True)
+    assert o.stdout.readline().strip() == "ready"
+    return o
+
+
+def finish(o):
+    lines = o.communicate(timeout=600)[0].splitlines()
+    assert lines and lines[-1].startswith("{"), lines
+    return json.loads(lines[-1])
+
+
+def latency(port, n):
+    import ember
+    o = observer(port, 1, 1, n, "latency")
+    db = ember.Client(database_host=f"127.0.0.1:{port}", ssl=False)
+    ref = db.reference("latency")
+    time.sleep(0.5)                      # both connected and listening
+    sent = {}
+    for i in range(n):
+        child = ref.push()
+        sent[child.key] = time.monotonic_ns()
+        child.set({"i": i})
+        time.sleep(0.002)
+    seen = finish(o)
+    db.close()
+    lat = sorted((seen[k][0] - t) / 1000 for k, t in sent.items() if k in seen)
+    lat = lat[len(lat) // 10:] if len(lat) > 100 else lat      # the first tenth warms up
+    return statistics.median(lat), lat[min(len(lat) - 1, int(len(lat) * 0.99))], len(seen), n
+
+
+def fanout(port, clients, per, rounds):
+    import ember
+    o = observer(port, clients, per, clients * per * rounds, "fanout")
+    db = ember.Client(database_host=f"127.0.0.1:{port}", ssl=False)
+    ref = db.reference("fanout")
+    time.sleep(1.0)
+    sent = {}
+    for _ in range(rounds):
+        child = ref.push()
+        sent[child.key] = time.monotonic_ns()
+        child.set(True)
+        time.sleep(0.2)
+    seen = finish(o)
+    db.close()
+    spans = [(max(seen[k]) - t) / 1e6 for k, t in sent.items() if k in seen and len(seen[k]) == clients * per]
+    return statistics.median(spans) if spans else float("inf"), len(spans), rounds
+
+
+def main():
+    a = argparse.ArgumentParser()
+    a.add_argument("--ember-bin", required=True)
+    a.add_argument("--quick", action="store_true")
+    args = a.parse_args()
+    p, port = start_server(args.ember_bin)
+    try:
+        p50, p99, got, n = latency(port, 200 if args.quick else 1000)
+        fan, full, rounds = fanout(port, 10, 100, 3 if args.quick else 10)
+    finally:
+        os.killpg(p.pid, signal.SIGKILL)
+        p.wait()
+    print("\n## Ember's tree clients through ember serve (issue 29), loopback, release builds, Python clients")
+    print(f"{'figure':<60} {'measured':>12} {'target':>12}  verdict")
+    rows = [(f"push in process A -> child_added in process B, p50 (µs) [{got}/{n}]", p50, TARGETS["p50"], p50 <= TARGETS["p50"]),
+            ("push in process A -> child_added in process B, p99 (µs)", p99, TARGETS["p99"], p99 <= TARGETS["p99"]),
+            (f"1,000 observers, one push: all called, median of {full}/{rounds} (ms)", fan, TARGETS["fanout_ms"], fan <= TARGETS["fanout_ms"])]
+    for name, v, t, ok in rows:
+        print(f"{name:<60} {v:>12.1f} {t:>12.1f}  {'met' if ok else 'MISSED'}")
+
+
+if __name__ == "__main__":
+    main()
