@@ -186,7 +186,8 @@ typedef struct ember_settings {
      *  `ember serve` or the Firestore emulator, database projects/demo-ember/databases/(default).
      *  BORROWED: read during ember_db_open only (the caller keeps ownership). NULL: the
      *  in-process backend. With a host, path still holds the durable cache and pending writes
-     *  (sent when the server is reachable), and the tree (ember_ref_*) stays local. */
+     *  (sent when the server is reachable); the tree (ember_ref_*) syncs with database_host
+     *  when it is set, else it stays in this process. */
     const char *host;
     /** Whether the connection to host uses TLS: true by default (Firebase's default, so
      *  ember_settings_init sets true), for `ember serve --tls-cert ...`. Set false for a
