@@ -163,3 +163,84 @@ def test_a_durable_client_offline_appends_are_sent_once_after_a_restart(tmp_path
         db.close()
     finally:
         srv.stop()
+
+
+KILLED_WRITER = r"""
+import json, sys, time, urllib.request
+import ember
+port, count = sys.argv[1], int(sys.argv[2])
+db = ember.Client(database_host=f"127.0.0.1:{port}", ssl=False)
+ref = db.reference("survive")
+keys = []
+for i in range(count):
+    k = ref.push({"i": i}).key
+    keys.append(k)
+    print("pushed", k, flush=True)
+    time.sleep(0.005)
+deadline = time.monotonic() + 90
+while time.monotonic() < deadline:
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/survive.json?ns=demo-ember&shallow=true", timeout=5) as r:
+            there = json.loads(r.read() or b"null") or {}
+        if all(k in there for k in keys):
+            break
+    except OSError:
+        pass
+    time.sleep(0.05)
+else:
+    sys.exit("the server did not get every push")
+db.close()
+print("done", flush=True)
+"""
+
+
+def test_the_server_killed_under_writing_and_observing_clients_loses_nothing(tmp_path):
+    """kill -9 of the server while a client pushes and another observes; restarted on the same
+    store and port: every push is there exactly once and the observer saw each child once."""
+    import signal
+    why = servers.ember_missing()
+    if why:
+        pytest.fail(why, pytrace=False)
+    dport = servers.free_port()
+    store = str(tmp_path / "server.ember")
+
+    def start():
+        return servers.start_ember(str(tmp_path), store_path=store, extra_args=["--database-port", str(dport)])
+    srv = start()
+    try:
+        db = ember.Client(database_host=f"127.0.0.1:{dport}", ssl=False)
+        seen, lock = [], threading.Lock()
+
+        def added(snap, prev):
+            with lock:
+                seen.append(snap.key)
+        db.reference("survive").observe(ember.EventType.CHILD_ADDED, added)
+        writer = subprocess.Popen([sys.executable, "-u", "-c", KILLED_WRITER, str(dport), "150"],
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        pushed = []
+        for line in writer.stdout:
+            if line.startswith("pushed "):
+                pushed.append(line.split()[1])
+                if len(pushed) == 50:
+                    os.killpg(srv.pgid, signal.SIGKILL)
+                    srv.stop()
+                    time.sleep(0.3)
+                    srv = start()
+            elif line.strip() == "done":
+                break
+        writer.wait(CLIENT_SECONDS)
+        assert writer.returncode == 0, writer.stderr.read()
+        assert len(pushed) == 150
+        with urllib.request.urlopen(f"http://127.0.0.1:{dport}/survive.json?ns=demo-ember", timeout=10) as r:
+            there = json.loads(r.read())
+        assert sorted(there) == sorted(pushed)
+        assert sorted(v["i"] for v in there.values()) == list(range(150))
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and len(set(seen)) < 150:
+            time.sleep(0.05)
+        with lock:
+            assert sorted(set(seen)) == sorted(pushed)
+            assert len(seen) == 150, "each child once"
+        db.close()
+    finally:
+        srv.stop()
