@@ -674,6 +674,19 @@ bool ember_ref_update(ember_ref *ref, ember_format format, const void *data, siz
 /** Removes the data at `ref`. */
 bool ember_ref_remove(ember_ref *ref, ember_write_cb cb, void *ctx, ember_error *err);
 
+/** onDisconnect (presence): writes the server applies when this database's connection to it ends
+ *  (settings.database_host; with the in-process tree, when the database closes). Registered now
+ *  when online, else once the server answers; `cb` (may be NULL, event thread) when the server
+ *  holds them or refused them (the rules are checked then and again when they run). set, update
+ *  and remove take their values as ember_ref_set / ember_ref_update / ember_ref_remove do;
+ *  cancel drops those registered at and below `ref`. */
+bool ember_ref_on_disconnect_set(ember_ref *ref, ember_format format, const void *data, size_t len,
+                                 ember_write_cb cb, void *ctx, ember_error *err);
+bool ember_ref_on_disconnect_update(ember_ref *ref, ember_format format, const void *data, size_t len,
+                                    ember_write_cb cb, void *ctx, ember_error *err);
+bool ember_ref_on_disconnect_remove(ember_ref *ref, ember_write_cb cb, void *ctx, ember_error *err);
+bool ember_ref_on_disconnect_cancel(ember_ref *ref, ember_write_cb cb, void *ctx, ember_error *err);
+
 /** Reads the value at `ref` once (the backend when online, else what the client has, else
  *  EMBER_ERR_UNAVAILABLE), blocking the caller. OWNED buffer (ember_free), null when nothing is
  *  there; NULL on error. Refused (EMBER_ERR_FAILED_PRECONDITION) from a callback, on the event

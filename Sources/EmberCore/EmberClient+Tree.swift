@@ -16,6 +16,15 @@ extension EmberClient {
         try onWorkerPublic { _ = try treeEngine.write(ops, completion: completion) }
     }
 
+    /// Registers writes the server applies when this client's connection ends (Firebase's
+    /// onDisconnect: a set, or an update under `path`), or cancels those at and below a path.
+    /// With the in-process backend they are applied when the client closes. `completion` runs
+    /// on the event thread once the server holds them.
+    public func treeOnDisconnect(_ op: TreeOnDisconnect, completion: ((EmberError?) -> Void)? = nil) throws {
+        if case .write(_, let ops, _) = op { try TreeLimits.validate(ops) }
+        try onWorkerPublic { treeEngine.onDisconnect(op, completion: completion) }
+    }
+
     /// Starts an observer of `type` at `path` through `query`. Returns its handle and token.
     public func treeObserve(_ path: TreePath, query: TreeQuery = TreeQuery(), type: TreeEventType, onGone: (() -> Void)? = nil,
                             _ callback: @escaping (TreeListenEvent) -> Void) throws -> (handle: UInt, token: ListenerToken) {

@@ -197,3 +197,55 @@ final class DatabaseHostTests: XCTestCase {
         XCTAssertEqual(seen.previous, [nil] + refs.dropLast().map(\.key))
     }
 }
+
+/// onDisconnect writes: through a server (applied when the client's connection ends) and with
+/// the in-process backend (applied when the client closes).
+final class OnDisconnectTests: XCTestCase {
+    func testTheServerAppliesThemWhenTheClientGoes() throws {
+        let s = try TestServer { $0.databasePort = 0 }
+        defer { s.stop() }
+        let deadline = Date().addingTimeInterval(10)
+        while s.server?.databasePort == nil && Date() < deadline { usleep(10_000) }
+        let port = try XCTUnwrap(s.server?.databasePort)
+        func open() throws -> Firestore {
+            var settings = FirestoreSettings()
+            settings.databaseHost = "127.0.0.1:\(port)"
+            settings.isSSLEnabled = false
+            return try Firestore.open(settings: settings)
+        }
+        let leaving = try open(), staying = try open()
+        defer { staying.terminate(completion: nil) }
+        let me = leaving.database().reference(withPath: "status/me")
+        let held = ChildLog()
+        me.onDisconnectSetValue("offline") { error, _ in held.add(error.map { "\($0)" } ?? "ok", nil) }
+        leaving.database().reference(withPath: "status/other").onDisconnectUpdateChildValues(["a": 1]) { error, _ in held.add(error.map { "\($0)" } ?? "ok", nil) }
+        leaving.database().reference(withPath: "status/other").cancelDisconnectOperations { error, _ in held.add(error.map { "\($0)" } ?? "ok", nil) }
+        me.setValue("online")
+        try held.wait { $0.count == 3 }
+        XCTAssertEqual(held.keys, ["ok", "ok", "ok"])
+        let seen = ChildLog()
+        _ = staying.database().reference(withPath: "status/me").observe(.value) { snap in seen.add("\(snap.value ?? "nil")", nil) }
+        try seen.wait { $0.keys.last == "online" }
+        leaving.terminate(completion: nil)
+        try seen.wait { $0.keys.last == "offline" }
+        let other = ChildLog()
+        _ = staying.database().reference(withPath: "status/other").observe(.value) { snap in other.add(snap.exists() ? "exists" : "null", nil) }
+        try other.wait { $0.count == 1 }
+        XCTAssertEqual(other.keys, ["null"], "cancelled")
+    }
+
+    func testTheInProcessBackendAppliesThemWhenTheClientCloses() throws {
+        let backend = Backend(persistence: MemoryPersistence())
+        let a = EmberClient(persistence: MemoryPersistence(), backend: backend)
+        let b = EmberClient(persistence: MemoryPersistence(), backend: backend)
+        defer { b.close() }
+        let path = try TreePath(parsing: "presence/a")
+        try a.treeWrite([TreeWriteOp(path: path, value: .bool(true))])
+        try a.treeOnDisconnect(.write(path: path, ops: [TreeWriteOp(path: path, value: .null)], update: false))
+        XCTAssertEqual(try b.treeGet(path, timeout: 10).value, .bool(true))
+        a.close()
+        let deadline = Date().addingTimeInterval(10)
+        while (try b.treeGet(path, timeout: 10).value) != .null && Date() < deadline { usleep(10_000) }
+        XCTAssertEqual(try b.treeGet(path, timeout: 10).value, .null)
+    }
+}

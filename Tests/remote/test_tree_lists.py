@@ -244,3 +244,64 @@ def test_the_server_killed_under_writing_and_observing_clients_loses_nothing(tmp
         db.close()
     finally:
         srv.stop()
+
+
+PRESENT = r"""
+import sys, time
+import ember
+port = sys.argv[1]
+db = ember.Client(database_host=f"127.0.0.1:{port}", ssl=False)
+me = db.reference("presence/p1")
+me.on_disconnect().remove()
+db.reference("presence/cancelled").on_disconnect().set(True)
+db.reference("presence/cancelled").on_disconnect().cancel()
+db.reference("seen").on_disconnect().update({"p1": "gone"})
+me.set(True)
+print("online", flush=True)
+time.sleep(120)
+"""
+
+
+def test_presence_on_disconnect_runs_when_a_client_process_dies(tmp_path):
+    """A client process registers onDisconnect writes (remove, an update, a cancelled set), marks
+    itself present, and is killed with SIGKILL: the server applies them; another client sees it."""
+    why = servers.ember_missing()
+    if why:
+        pytest.fail(why, pytrace=False)
+    srv = servers.start_ember(str(tmp_path), memory=True)
+    try:
+        port = database_port(srv)
+        db = ember.Client(database_host=f"127.0.0.1:{port}", ssl=False)
+        events, lock = [], threading.Lock()
+
+        def record(kind):
+            def cb(snap, prev):
+                with lock:
+                    events.append((kind, snap.key))
+            return cb
+        presence = db.reference("presence")
+        presence.observe(ember.EventType.CHILD_ADDED, record("added"))
+        presence.observe(ember.EventType.CHILD_REMOVED, record("removed"))
+        p = subprocess.Popen([sys.executable, "-u", "-c", PRESENT, str(port)], stdout=subprocess.PIPE, text=True)
+        try:
+            assert p.stdout.readline().strip() == "online"
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline and ("added", "p1") not in events:
+                time.sleep(0.02)
+            assert ("added", "p1") in events
+            p.kill()
+            p.wait(10)
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline and ("removed", "p1") not in events:
+                time.sleep(0.02)
+            with lock:
+                assert events == [("added", "p1"), ("removed", "p1")], events
+            assert db.reference("seen/p1").get() == "gone"
+            assert db.reference("presence/cancelled").get() is None
+        finally:
+            if p.poll() is None:
+                p.kill()
+                p.wait(10)
+        db.close()
+    finally:
+        srv.stop()

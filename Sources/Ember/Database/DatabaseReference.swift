@@ -99,4 +99,39 @@ public final class DatabaseReference: DatabaseQuery, @unchecked Sendable {
     public func removeValue() async throws -> DatabaseReference {
         try await asyncWrite { removeValue(completionBlock: $0) }
     }
+
+    // MARK: onDisconnect (written by the server when this client's connection ends)
+
+    public func onDisconnectSetValue(_ value: Any?, withCompletionBlock block: ((Error?, DatabaseReference) -> Void)? = nil) {
+        onDisconnect({ .write(path: path, ops: [TreeWriteOp(path: path, value: try TreeUserData.parse(value, at: path.description))], update: false) }, block)
+    }
+
+    public func onDisconnectRemoveValue(withCompletionBlock block: ((Error?, DatabaseReference) -> Void)? = nil) {
+        onDisconnect({ .write(path: path, ops: [TreeWriteOp(path: path, value: .null)], update: false) }, block)
+    }
+
+    public func onDisconnectUpdateChildValues(_ values: [AnyHashable: Any], withCompletionBlock block: ((Error?, DatabaseReference) -> Void)? = nil) {
+        onDisconnect({
+            .write(path: path, ops: try values.map { (k, v) in
+                guard let ks = k.base as? String else { throw EmberError.invalidArgument("onDisconnectUpdateChildValues keys must be strings, got \(type(of: k.base)).") }
+                let full = path.appending(try TreePath(parsing: ks, context: "update path"))
+                return TreeWriteOp(path: full, value: try TreeUserData.parse(v is NSNull ? nil : v, at: full.description))
+            }, update: true)
+        }, block)
+    }
+
+    /// Cancels the onDisconnect writes registered at and below this location.
+    public func cancelDisconnectOperations(withCompletionBlock block: ((Error?, DatabaseReference) -> Void)? = nil) {
+        onDisconnect({ .cancel(path) }, block)
+    }
+
+    private func onDisconnect(_ make: () throws -> TreeOnDisconnect, _ completion: ((Error?, DatabaseReference) -> Void)?) {
+        do {
+            if let e = error { throw e }
+            let me = self
+            try database.client.treeOnDisconnect(try make(), completion: completion.map { c in { e in c(e, me) } })
+        } catch {
+            if let c = completion { database.post { c(error, self) } }
+        }
+    }
 }

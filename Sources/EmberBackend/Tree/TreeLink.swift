@@ -14,9 +14,18 @@ public protocol TreeLink: AnyObject {
     func get(_ path: TreePath, completion: @escaping (TreeValue) -> Void)
     /// Nothing reaches the client after it.
     func disconnect()
+    /// Registers (or cancels) writes the server applies when this client's connection ends
+    /// (Firebase's onDisconnect); `completion` once the server holds them, on the client's queue.
+    func onDisconnect(_ op: TreeOnDisconnect, completion: @escaping (EmberError?) -> Void)
 }
 
-extension TreeConnection: TreeLink {}
+extension TreeConnection: TreeLink {
+    /// The in-process backend has no connection to lose: the client applies its onDisconnect
+    /// writes itself when it closes (TreeEngine.close).
+    public func onDisconnect(_ op: TreeOnDisconnect, completion: @escaping (EmberError?) -> Void) {
+        deliveryQueue.async { completion(nil) }
+    }
+}
 
 /// Responsible for: a tree client of a link that can lose its server (a remote one): the events,
 /// and when the server is lost and found again. After `treeLinkRestored` the client sends its

@@ -46,6 +46,9 @@ final class TreeEngine: TreeBackendClient, TreeLinkClient {
     /// after `firstConnectionWait` from the cache).
     private var waitingForLink: [() -> Void] = []
     static let firstConnectionWait = 10.0
+    /// onDisconnect writes registered (cancellations applied), and requests not yet sent.
+    private var registeredOnDisconnect: [TreeOnDisconnect] = []
+    private var unsentOnDisconnect: [(TreeOnDisconnect, ((EmberError?) -> Void)?)] = []
     /// Whether listens and writes go out now.
     private var online: Bool { networkEnabled && linkUp }
     private(set) var closed = false
@@ -382,6 +385,49 @@ final class TreeEngine: TreeBackendClient, TreeLinkClient {
         if linkUp { resume() }
     }
 
+    // MARK: onDisconnect
+
+    /// Registers (or cancels) writes the server applies when the connection ends. Sent now when
+    /// online, else when the link is back; `completion` (event thread) once the server holds them.
+    func onDisconnect(_ op: TreeOnDisconnect, completion: ((EmberError?) -> Void)?) {
+        switch op {
+        case .write: registeredOnDisconnect.append(op)
+        case .cancel(let path):
+            registeredOnDisconnect.removeAll {
+                if case .write(let p, _, _) = $0 { return path.isAncestorOrSelf(of: p) }
+                return false
+            }
+        }
+        let entry = (op, completion)
+        unsentOnDisconnect.append(entry)
+        if online { sendOnDisconnect() }
+    }
+
+    private func sendOnDisconnect() {
+        let all = unsentOnDisconnect
+        unsentOnDisconnect.removeAll()
+        for (op, completion) in all {
+            connection.onDisconnect(op) { [self] error in
+                if error?.code == .unavailable, !closed { unsentOnDisconnect.append((op, completion)); return }
+                if let completion { events.post { completion(error) } }
+            }
+        }
+    }
+
+    /// The registered onDisconnect writes, as one write (later ones win where they overlap).
+    private func onDisconnectOps() -> [TreeWriteOp] {
+        var merged = TreeValue.null
+        var paths: [TreePath] = []
+        for case .write(_, let ops, _) in registeredOnDisconnect {
+            for op in ops {
+                paths.removeAll { op.path.isAncestorOrSelf(of: $0) }
+                if !paths.contains(where: { $0.isAncestorOrSelf(of: op.path) }) { paths.append(op.path) }
+                merged.set(op.path.segments[...], op.value)
+            }
+        }
+        return paths.map { TreeWriteOp(path: $0, value: merged.value(at: $0.segments)) }
+    }
+
     /// Listens again at every listened path, and sends the writes not yet sent.
     private func resume() {
         for p in listenedPaths {
@@ -389,6 +435,7 @@ final class TreeEngine: TreeBackendClient, TreeLinkClient {
             connection.listen(p, windows: windows)
         }
         sendPending()
+        sendOnDisconnect()
     }
 
     // MARK: reads
@@ -439,6 +486,11 @@ final class TreeEngine: TreeBackendClient, TreeLinkClient {
 
     func close() {
         guard !closed else { return }
+        // The in-process backend's "connection" ends here: its onDisconnect writes go now.
+        if connection is TreeConnection, networkEnabled {
+            let ops = onDisconnectOps()
+            if !ops.isEmpty { connection.write(id: nextWriteId, ops); nextWriteId += 1 }
+        }
         closed = true
         linkEverUp = true
         runWaitingForLink()

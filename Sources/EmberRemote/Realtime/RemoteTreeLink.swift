@@ -81,21 +81,55 @@ public final class RemoteTreeLink: TreeLink, RealtimeClientDelegate, @unchecked 
         realtime.stop()
     }
 
-    /// A `p` for one overwrite, else an `m` of the overwrites under their deepest common parent.
-    static func request(for ops: [TreeWriteOp]) -> (String, Value) {
-        func json(_ v: TreeValue) -> Value {
-            switch v {
-            case .null: return .null
-            case .bool(let b): return .bool(b)
-            case .int(let i): return .int(i)
-            case .double(let d): return .double(d)
-            case .string(let s): return .string(s)
-            case .object(let o):
-                var out: [String: Value] = [:]
-                for (k, c) in o.children { out[k.s] = json(c) }
-                return .map(MapValue(out))
+    /// `o` (a set), `om` (an update) or `oc` (a cancellation); "disconnected" comes back as
+    /// unavailable, which the client sends again once the link is back.
+    public func onDisconnect(_ op: TreeOnDisconnect, completion: @escaping (EmberError?) -> Void) {
+        let action: String
+        let body: Value
+        switch op {
+        case .cancel(let path):
+            action = "oc"
+            body = .map(MapValue(["p": .string(path.description), "d": .null]))
+        case .write(let path, let ops, let update):
+            if update {
+                action = "om"
+                var children: [String: Value] = [:]
+                for o in ops { children[path.relative(o.path).joined(separator: "/")] = RemoteTreeLink.json(o.value) }
+                body = .map(MapValue(["p": .string(path.description), "d": .map(MapValue(children))]))
+            } else {
+                action = "o"
+                body = .map(MapValue(["p": .string(path.description), "d": RemoteTreeLink.json(ops.first?.value ?? .null)]))
             }
         }
+        realtime.request(action, body) { status, data in
+            switch status {
+            case "ok": completion(nil)
+            case "disconnected": completion(EmberError(.unavailable, "The client is offline"))
+            default:
+                var message = "The server refused the onDisconnect write (\(status))"
+                if case .string(let s) = data { message += ": \(s)" }
+                completion(EmberError(status == "permission_denied" ? .permissionDenied : .invalidArgument, message))
+            }
+        }
+    }
+
+    /// A `p` for one overwrite, else an `m` of the overwrites under their deepest common parent.
+    /// A tree value as JSON-shaped Value.
+    static func json(_ v: TreeValue) -> Value {
+        switch v {
+        case .null: return .null
+        case .bool(let b): return .bool(b)
+        case .int(let i): return .int(i)
+        case .double(let d): return .double(d)
+        case .string(let s): return .string(s)
+        case .object(let o):
+            var out: [String: Value] = [:]
+            for (k, c) in o.children { out[k.s] = json(c) }
+            return .map(MapValue(out))
+        }
+    }
+
+    static func request(for ops: [TreeWriteOp]) -> (String, Value) {
         if ops.count == 1 {
             return ("p", .map(MapValue(["p": .string(ops[0].path.description), "d": json(ops[0].value)])))
         }

@@ -4,6 +4,9 @@
  * removal from inside a callback, remove_all not recursive, snapshots kept with retain. */
 #define _POSIX_C_SOURCE 200809L
 #include "harness.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
 
 /* ---- an event recorder: "A:key:prev" per child event, "V:json" per value event ---- */
 
@@ -629,7 +632,65 @@ static void observe_right_after_set(void) {
     rec_destroy(&r);
 }
 
+/* onDisconnect: bad input is an error (never a trap); valid calls are held (the in-process
+ * backend answers at once) and applied when the database closes, a cancel dropping those at and
+ * below its location. The applied writes are checked in a durable file reopened after the close. */
+static void on_disconnect_writes(void) {
+    ember_error err;
+    CHECK(!ember_ref_on_disconnect_set(NULL, EMBER_FORMAT_JSON, "1", EMBER_NTS, NULL, NULL, &err));
+    CHECK_ERR(err, EMBER_ERR_INVALID_ARGUMENT);
+    CHECK(!ember_ref_on_disconnect_remove(NULL, NULL, NULL, &err));
+    CHECK_ERR(err, EMBER_ERR_INVALID_ARGUMENT);
+    CHECK(!ember_ref_on_disconnect_cancel(NULL, NULL, NULL, &err));
+    CHECK_ERR(err, EMBER_ERR_INVALID_ARGUMENT);
+    char dir[] = "/tmp/ember-od-XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    char path[256];
+    snprintf(path, sizeof path, "%s/db.ember", dir);
+    ember_settings s;
+    ember_settings_init(&s);
+    s.path = path;
+    ember_db *db = ember_db_open(&s, &err);
+    CHECK(db != NULL); CHECK_OK(err);
+    ember_ref *me = ember_ref_new(db, "presence/me", &err);
+    ember_ref *other = ember_ref_new(db, "presence/other", &err);
+    ember_ref *seen = ember_ref_new(db, "seen", &err);
+    CHECK(!ember_ref_on_disconnect_set(me, EMBER_FORMAT_JSON, "{\"bad", EMBER_NTS, NULL, NULL, &err));
+    CHECK_ERR(err, EMBER_ERR_INVALID_ARGUMENT);
+    CHECK(!ember_ref_on_disconnect_update(seen, EMBER_FORMAT_JSON, "[1]", EMBER_NTS, NULL, NULL, &err));
+    CHECK_ERR(err, EMBER_ERR_INVALID_ARGUMENT);
+    CHECK(!ember_ref_on_disconnect_set(me, 7, "1", EMBER_NTS, NULL, NULL, &err));
+    CHECK_ERR(err, EMBER_ERR_INVALID_ARGUMENT);
+    CHECK(ember_ref_set(me, EMBER_FORMAT_JSON, "true", EMBER_NTS, NULL, NULL, &err)); CHECK_OK(err);
+    CHECK(ember_ref_set(other, EMBER_FORMAT_JSON, "true", EMBER_NTS, NULL, NULL, &err)); CHECK_OK(err);
+    latch held;
+    latch_init(&held);
+    CHECK(ember_ref_on_disconnect_remove(me, latch_write_cb, &held, &err)); CHECK_OK(err);
+    CHECK(ember_ref_on_disconnect_update(seen, EMBER_FORMAT_JSON, "{\"me\":\"gone\"}", EMBER_NTS, latch_write_cb, &held, &err)); CHECK_OK(err);
+    CHECK(ember_ref_on_disconnect_remove(other, latch_write_cb, &held, &err)); CHECK_OK(err);
+    CHECK(ember_ref_on_disconnect_cancel(other, latch_write_cb, &held, &err)); CHECK_OK(err);
+    CHECK(latch_wait(&held, 4) && held.last_code == EMBER_OK);
+    ember_ref_release(me); ember_ref_release(other); ember_ref_release(seen);
+    ember_db_release(db);
+    db = ember_db_open(&s, &err);
+    CHECK(db != NULL); CHECK_OK(err);
+    ember_ref *root = ember_ref_new(db, NULL, &err);
+    char *json = ember_ref_get(root, EMBER_FORMAT_JSON, NULL, &err);
+    CHECK_OK(err);
+    CHECK_STR(json, "{\"presence\":{\"other\":true},\"seen\":{\"me\":\"gone\"}}");
+    ember_free(json);
+    ember_ref_release(root);
+    ember_db_release(db);
+    latch_destroy(&held);
+    CHECK(ember_clear_persistence(path, &err));
+    char lock[300];
+    snprintf(lock, sizeof lock, "%s.lock", path);
+    remove(lock);
+    rmdir(dir);
+}
+
 void run_tree(void) {
+    RUN(on_disconnect_writes);
     RUN(observe_right_after_set);
     RUN(refs_and_keys);
     RUN(writes_and_reads);

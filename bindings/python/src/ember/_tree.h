@@ -213,15 +213,16 @@ static PyObject *TreeRef_push(TreeRefObject *self, PyObject *u) {
     return tree_ref_wrap(self->db, c);
 }
 
-enum { TW_SET, TW_UPDATE, TW_REMOVE };
+enum { TW_SET, TW_UPDATE, TW_REMOVE, TW_OD_SET, TW_OD_UPDATE, TW_OD_REMOVE, TW_OD_CANCEL };
 
 /* One write; returns a Pending (None with want_pending 0: fire and forget). */
 static PyObject *tree_write_ex(TreeRefObject *self, int kind, PyObject *value, int want_pending) {
-    if (kind == TW_UPDATE && !PyDict_Check(value))
+    if ((kind == TW_UPDATE || kind == TW_OD_UPDATE) && !PyDict_Check(value))
         return raise_invalid("update(value): expected a dict from relative paths ('a/b') to values");
     enc_t e;
     enc_init(&e, ENC_VALUE, "value");
-    if (kind != TW_REMOVE && enc_value(&e, value) < 0) { enc_free(&e); return NULL; }
+    int has_value = kind == TW_SET || kind == TW_UPDATE || kind == TW_OD_SET || kind == TW_OD_UPDATE;
+    if (has_value && enc_value(&e, value) < 0) { enc_free(&e); return NULL; }
     wstate *w = NULL;
     if (want_pending && !(w = wstate_new())) { enc_free(&e); return NULL; }
     ember_write_cb cb = w ? write_done : NULL;
@@ -231,6 +232,10 @@ static PyObject *tree_write_ex(TreeRefObject *self, int kind, PyObject *value, i
     switch (kind) {
     case TW_SET: ok = ember_ref_set(self->ref, EMBER_FORMAT_MSGPACK, e.data.p, e.data.len, cb, w, &err); break;
     case TW_UPDATE: ok = ember_ref_update(self->ref, EMBER_FORMAT_MSGPACK, e.data.p, e.data.len, cb, w, &err); break;
+    case TW_OD_SET: ok = ember_ref_on_disconnect_set(self->ref, EMBER_FORMAT_MSGPACK, e.data.p, e.data.len, cb, w, &err); break;
+    case TW_OD_UPDATE: ok = ember_ref_on_disconnect_update(self->ref, EMBER_FORMAT_MSGPACK, e.data.p, e.data.len, cb, w, &err); break;
+    case TW_OD_REMOVE: ok = ember_ref_on_disconnect_remove(self->ref, cb, w, &err); break;
+    case TW_OD_CANCEL: ok = ember_ref_on_disconnect_cancel(self->ref, cb, w, &err); break;
     default: ok = ember_ref_remove(self->ref, cb, w, &err); break;
     }
     Py_END_ALLOW_THREADS
@@ -248,6 +253,11 @@ static PyObject *tree_write(TreeRefObject *self, int kind, PyObject *value) { re
 static PyObject *TreeRef_set(TreeRefObject *self, PyObject *v) { return tree_write(self, TW_SET, v); }
 static PyObject *TreeRef_update(TreeRefObject *self, PyObject *v) { return tree_write(self, TW_UPDATE, v); }
 static PyObject *TreeRef_remove(TreeRefObject *self, PyObject *u) { return tree_write(self, TW_REMOVE, NULL); }
+/* onDisconnect: written by the server when this client's connection ends */
+static PyObject *TreeRef_od_set(TreeRefObject *self, PyObject *v) { return tree_write(self, TW_OD_SET, v); }
+static PyObject *TreeRef_od_update(TreeRefObject *self, PyObject *v) { return tree_write(self, TW_OD_UPDATE, v); }
+static PyObject *TreeRef_od_remove(TreeRefObject *self, PyObject *u) { return tree_write(self, TW_OD_REMOVE, NULL); }
+static PyObject *TreeRef_od_cancel(TreeRefObject *self, PyObject *u) { return tree_write(self, TW_OD_CANCEL, NULL); }
 
 /* push_set(value) -> TreeRef: a push id child set to value at once, fire and forget (one call
  * for push(value); the write is local at once and acknowledged later) */
@@ -337,6 +347,10 @@ static PyMethodDef TreeRef_methods[] = {
     {"set", (PyCFunction)TreeRef_set, METH_O, NULL},
     {"update", (PyCFunction)TreeRef_update, METH_O, NULL},
     {"remove", (PyCFunction)TreeRef_remove, METH_NOARGS, NULL},
+    {"on_disconnect_set", (PyCFunction)TreeRef_od_set, METH_O, NULL},
+    {"on_disconnect_update", (PyCFunction)TreeRef_od_update, METH_O, NULL},
+    {"on_disconnect_remove", (PyCFunction)TreeRef_od_remove, METH_NOARGS, NULL},
+    {"on_disconnect_cancel", (PyCFunction)TreeRef_od_cancel, METH_NOARGS, NULL},
     {"get", (PyCFunction)TreeRef_get, METH_NOARGS, NULL},
     {"observe", (PyCFunction)TreeRef_observe, METH_VARARGS, NULL},
     {"remove_observer", (PyCFunction)TreeRef_remove_observer, METH_O, NULL},

@@ -203,6 +203,11 @@ class Reference:
         """Removes the data here."""
         return WriteResult(self._r.remove())
 
+    def on_disconnect(self) -> "OnDisconnect":
+        """Writes the server applies here when this client's connection to it ends (presence;
+        `Client(database_host=...)`; with the in-process tree, when the client closes)."""
+        return OnDisconnect(self)
+
     # reads
     def get(self) -> Any:
         """The value here once (None when nothing is there). Blocks; online it asks the backend,
@@ -268,3 +273,26 @@ class Reference:
 
 
 __all__ = ["Reference", "TreeQuery", "EventType", "DataSnapshot"]
+
+
+class OnDisconnect:
+    """A location's onDisconnect writes (Firebase's `onDisconnect(ref)`): each call registers
+    one, answered (WriteResult) once the server holds it or refused it."""
+
+    def __init__(self, ref: "Reference") -> None:
+        self._ref = ref
+
+    def set(self, value: Any) -> WriteResult:
+        return WriteResult(self._ref._r.on_disconnect_set(value))
+
+    def update(self, value: Dict[str, Any]) -> WriteResult:
+        if not isinstance(value, dict):
+            raise InvalidArgumentError(f"update(value): expected a dict, not {type(value).__name__}")
+        return WriteResult(self._ref._r.on_disconnect_update(value))
+
+    def remove(self) -> WriteResult:
+        return WriteResult(self._ref._r.on_disconnect_remove())
+
+    def cancel(self) -> WriteResult:
+        """Drops the onDisconnect writes registered here and below."""
+        return WriteResult(self._ref._r.on_disconnect_cancel())
