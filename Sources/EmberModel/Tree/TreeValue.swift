@@ -258,6 +258,21 @@ extension TreeValue {
         self = out.isEmpty ? .null : .object(TreeObject(out))
     }
 
+    /// The node as a JSON-shaped value (objects as maps; the reverse of `init(json:)`).
+    public var jsonValue: Value {
+        switch self {
+        case .null: return .null
+        case .bool(let b): return .bool(b)
+        case .int(let i): return .int(i)
+        case .double(let d): return .double(d)
+        case .string(let s): return .string(s)
+        case .object(let o):
+            var out: [String: Value] = [:]
+            for (k, c) in o.children { out[k.s] = c.jsonValue }
+            return .map(MapValue(out))
+        }
+    }
+
     /// A null, boolean, number or string as a tree leaf; nil for anything else.
     public static func leaf(_ v: Value) -> TreeValue? {
         switch v {

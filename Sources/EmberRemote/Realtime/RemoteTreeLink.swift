@@ -94,11 +94,11 @@ public final class RemoteTreeLink: TreeLink, RealtimeClientDelegate, @unchecked 
             if update {
                 action = "om"
                 var children: [String: Value] = [:]
-                for o in ops { children[path.relative(o.path).joined(separator: "/")] = RemoteTreeLink.json(o.value) }
+                for o in ops { children[path.relative(o.path).joined(separator: "/")] = o.value.jsonValue }
                 body = .map(MapValue(["p": .string(path.description), "d": .map(MapValue(children))]))
             } else {
                 action = "o"
-                body = .map(MapValue(["p": .string(path.description), "d": RemoteTreeLink.json(ops.first?.value ?? .null)]))
+                body = .map(MapValue(["p": .string(path.description), "d": (ops.first?.value ?? .null).jsonValue]))
             }
         }
         realtime.request(action, body) { status, data in
@@ -114,24 +114,9 @@ public final class RemoteTreeLink: TreeLink, RealtimeClientDelegate, @unchecked 
     }
 
     /// A `p` for one overwrite, else an `m` of the overwrites under their deepest common parent.
-    /// A tree value as JSON-shaped Value.
-    static func json(_ v: TreeValue) -> Value {
-        switch v {
-        case .null: return .null
-        case .bool(let b): return .bool(b)
-        case .int(let i): return .int(i)
-        case .double(let d): return .double(d)
-        case .string(let s): return .string(s)
-        case .object(let o):
-            var out: [String: Value] = [:]
-            for (k, c) in o.children { out[k.s] = json(c) }
-            return .map(MapValue(out))
-        }
-    }
-
     static func request(for ops: [TreeWriteOp]) -> (String, Value) {
         if ops.count == 1 {
-            return ("p", .map(MapValue(["p": .string(ops[0].path.description), "d": json(ops[0].value)])))
+            return ("p", .map(MapValue(["p": .string(ops[0].path.description), "d": ops[0].value.jsonValue])))
         }
         var common = ops[0].path.segments
         for op in ops.dropFirst() {
@@ -144,7 +129,7 @@ public final class RemoteTreeLink: TreeLink, RealtimeClientDelegate, @unchecked 
         if ops.contains(where: { $0.path.count == common.count }) { common.removeLast() }
         let parent = TreePath(unchecked: common)
         var children: [String: Value] = [:]
-        for op in ops { children[parent.relative(op.path).joined(separator: "/")] = json(op.value) }
+        for op in ops { children[parent.relative(op.path).joined(separator: "/")] = op.value.jsonValue }
         return ("m", .map(MapValue(["p": .string(parent.description), "d": .map(MapValue(children))])))
     }
 
