@@ -687,6 +687,48 @@ bool ember_ref_on_disconnect_update(ember_ref *ref, ember_format format, const v
 bool ember_ref_on_disconnect_remove(ember_ref *ref, ember_write_cb cb, void *ctx, ember_error *err);
 bool ember_ref_on_disconnect_cancel(ember_ref *ref, ember_write_cb cb, void *ctx, ember_error *err);
 
+/*
+ * Transactions (Firebase's runTransactionBlock): `update` computes the new value from the current
+ * one; Ember writes it only if the location still holds what `update` saw (a compare-and-set by
+ * hash at the server), else runs `update` again with the newer value, up to 25 times.
+ */
+
+typedef struct ember_tree_tx ember_tree_tx;
+
+/**
+ * A transaction's update function. `current` (BORROWED for the call; `current_len` bytes in the
+ * transaction's format) is the location's value as this database knows it: null when it knows
+ * nothing yet (the first call often sees null; the server's value then comes with the retry).
+ * Set the new value with ember_tree_tx_set (not calling it writes `current` unchanged) and return
+ * true to write it, or return false to abort (the completion then says not committed, no error).
+ * `tx` is BORROWED for the call only.
+ * @warning Runs on the database's event thread, possibly several times (once per attempt): keep
+ * side effects out of it. It may call the ABI but must not block on it (no ember_ref_get).
+ */
+typedef bool (*ember_tree_update_fn)(void *ctx, const void *current, size_t current_len, ember_tree_tx *tx);
+
+/** Sets the value the update function writes (`data`/`len` in the transaction's format; null
+ *  removes the location). An invalid value is refused here; if the function still returns true
+ *  the transaction fails with that error. */
+bool ember_tree_tx_set(ember_tree_tx *tx, const void *data, size_t len, ember_error *err);
+
+/**
+ * A transaction's completion, once: `error->code` is EMBER_OK when it committed or the update
+ * aborted, EMBER_ERR_ABORTED after 25 lost attempts ("The transaction had too many retries"),
+ * EMBER_ERR_PERMISSION_DENIED when the server's rules refused it, EMBER_ERR_CANCELLED when the
+ * database closed first. `snapshot` (BORROWED for the call; NULL when the transaction failed) is
+ * the location's value then. `error` is BORROWED.
+ * @warning Runs on the database's event thread; may call back into the ABI. Free `ctx` here.
+ */
+typedef void (*ember_tree_transaction_cb)(void *ctx, const ember_error *error, bool committed,
+                                          const ember_tree_snapshot *snapshot);
+
+/** Starts a transaction at `ref` and returns at once; `done` (required) runs exactly once when
+ *  this returns true, never when it returns false. `apply_locally`: each attempt raises local
+ *  events at once (as a set would), else observers hear only the committed value. */
+bool ember_ref_transaction(ember_ref *ref, ember_format format, bool apply_locally, ember_tree_update_fn update,
+                           ember_tree_transaction_cb done, void *ctx, ember_error *err);
+
 /** Reads the value at `ref` once (the backend when online, else what the client has, else
  *  EMBER_ERR_UNAVAILABLE), blocking the caller. OWNED buffer (ember_free), null when nothing is
  *  there; NULL on error. Refused (EMBER_ERR_FAILED_PRECONDITION) from a callback, on the event

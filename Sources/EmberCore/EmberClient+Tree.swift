@@ -25,6 +25,17 @@ extension EmberClient {
         try onWorkerPublic { treeEngine.onDisconnect(op, completion: completion) }
     }
 
+    /// Runs a transaction at `path` (Firebase's `runTransactionBlock`): `update` runs on the
+    /// event thread with the location's latest value as this client knows it (null when it
+    /// knows nothing yet) and again, up to 25 times, whenever the server's value had changed.
+    /// `completion` (event thread) gets the error, whether the value was committed, and the
+    /// value then at `path` (nil when the transaction failed). `applyLocally`: whether each
+    /// attempt raises local events before the server answers.
+    public func treeTransaction(_ path: TreePath, applyLocally: Bool = true, update: @escaping (TreeValue) -> TreeTransactionOutcome,
+                                completion: @escaping (EmberError?, Bool, TreeValue?) -> Void) throws {
+        try onWorkerPublic { treeEngine.transaction(at: path, applyLocally: applyLocally, update: update, completion: completion) }
+    }
+
     /// Starts an observer of `type` at `path` through `query`. Returns its handle and token.
     public func treeObserve(_ path: TreePath, query: TreeQuery = TreeQuery(), type: TreeEventType, onGone: (() -> Void)? = nil,
                             _ callback: @escaping (TreeListenEvent) -> Void) throws -> (handle: UInt, token: ListenerToken) {

@@ -137,6 +137,51 @@ final class RemoteTreeTests: XCTestCase {
         try values.wait { $0.count == 3 }
         XCTAssertEqual(values.keys, ["null", "exists", "null"], "shown at once, then rolled back")
     }
+
+    func testTransactionsFromSeveralClientsAddUpThroughTheServer() throws {
+        let (server, port) = try treeServer()
+        defer { server.stop() }
+        let ns = "tx" + UUID().uuidString.prefix(6).lowercased()
+        let clients = (0..<3).map { _ in treeClient(port, ns: ns) }
+        defer { for c in clients { c.close() } }
+        let counter = try TreePath(parsing: "counter")
+        let errors = ChildLog()
+        let calls = ChildLog()
+        let group = DispatchGroup()
+        for (i, c) in clients.enumerated() {
+            for _ in 0..<10 {
+                group.enter()
+                try c.treeTransaction(counter, update: { v in
+                    calls.add("\(i)", nil)
+                    if case .int(let n) = v { return .write(.int(n + 1)) }
+                    return .write(.int(1))
+                }, completion: { e, committed, _ in
+                    if e != nil || !committed { errors.add("\(String(describing: e))", nil) }
+                    group.leave()
+                })
+            }
+        }
+        XCTAssertEqual(group.wait(timeout: .now() + 60), .success)
+        XCTAssertEqual(errors.keys, [])
+        XCTAssertEqual(try clients[0].treeGet(counter, timeout: 10).value, .int(30))
+        XCTAssertGreaterThan(calls.keys.count, 30, "contention made some attempts run again")
+    }
+
+    func testATransactionTheRulesRefuseFailsWithPermissionDenied() throws {
+        let (server, port) = try treeServer(rules: #"{"rules": {".read": true, "locked": {".write": false}}}"#)
+        defer { server.stop() }
+        let c = treeClient(port, ns: "txrules" + UUID().uuidString.prefix(6).lowercased())
+        defer { c.close() }
+        let done = DispatchSemaphore(value: 0)
+        let box = ChildLog()
+        try c.treeTransaction(try TreePath(parsing: "locked"), update: { _ in .write(.int(1)) }, completion: { e, committed, v in
+            box.add("\(e?.code.name ?? "none") \(committed) \(v == nil ? "nil" : "value")", nil)
+            done.signal()
+        })
+        XCTAssertEqual(done.wait(timeout: .now() + 20), .success)
+        XCTAssertEqual(box.keys, ["PERMISSION_DENIED false nil"])
+    }
+
 }
 
 /// Child keys and previous keys as an observer saw them (any thread), with a bounded wait.

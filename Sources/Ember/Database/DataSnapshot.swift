@@ -45,9 +45,9 @@ public final class DataSnapshot: @unchecked Sendable {
 
 /// Responsible for: enumerating child snapshots as Firebase's `children` does.
 final class SnapshotEnumerator: NSEnumerator {
-    private var items: [DataSnapshot]
+    private var items: [Any]
     private var i = 0
-    init(_ items: [DataSnapshot]) { self.items = items }
+    init(_ items: [Any]) { self.items = items }
     override func nextObject() -> Any? {
         guard i < items.count else { return nil }
         defer { i += 1 }

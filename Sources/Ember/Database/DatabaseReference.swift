@@ -100,6 +100,50 @@ public final class DatabaseReference: DatabaseQuery, @unchecked Sendable {
         try await asyncWrite { removeValue(completionBlock: $0) }
     }
 
+    // MARK: transactions
+
+    /// Runs `block` on the data here and writes what it returns, atomically against every
+    /// other writer: `block` runs first with what this client has (nil when it has nothing yet)
+    /// and again, up to 25 times, whenever the server's data had changed. Firebase's contract:
+    /// the block runs on the event thread and may run several times; return
+    /// `TransactionResult.abort()` to stop.
+    public func runTransactionBlock(_ block: @escaping (MutableData) -> TransactionResult) {
+        runTransactionBlock(block, andCompletionBlock: nil, withLocalEvents: true)
+    }
+
+    /// `completionBlock` (event thread) gets the error (nil when committed or aborted), whether
+    /// the value was committed, and the data here then (nil when the transaction failed).
+    public func runTransactionBlock(_ block: @escaping (MutableData) -> TransactionResult,
+                                    andCompletionBlock completionBlock: ((Error?, Bool, DataSnapshot?) -> Void)?) {
+        runTransactionBlock(block, andCompletionBlock: completionBlock, withLocalEvents: true)
+    }
+
+    /// `localEvents` false: the attempts raise no events here before the server accepts one.
+    public func runTransactionBlock(_ block: @escaping (MutableData) -> TransactionResult,
+                                    andCompletionBlock completionBlock: ((Error?, Bool, DataSnapshot?) -> Void)?,
+                                    withLocalEvents localEvents: Bool) {
+        let database = self.database, path = self.path
+        do {
+            if let e = error { throw e }
+            try database.client.treeTransaction(path, applyLocally: localEvents, update: { value in
+                block(MutableData(value: value, location: path)).outcome
+            }, completion: { error, committed, value in
+                completionBlock?(error, committed, value.map { DataSnapshot(database: database, snap: TreeSnapshot(path: path, value: $0)) })
+            })
+        } catch {
+            if let c = completionBlock { database.post { c(error, false, nil) } }
+        }
+    }
+
+    /// The async form: whether the value was committed, and the data here then.
+    public func runTransactionBlock(_ block: @escaping (MutableData) -> TransactionResult) async throws -> (Bool, DataSnapshot) {
+        try await withCheckedThrowingContinuation { (c: CheckedContinuation<(Bool, DataSnapshot), Error>) in
+            runTransactionBlock(block, andCompletionBlock: { error, committed, snapshot in
+                if let snapshot, error == nil { c.resume(returning: (committed, snapshot)) } else { c.resume(throwing: error ?? EmberError(.internal, "no snapshot")) }
+            })
+        }
+    }
+
     // MARK: onDisconnect (written by the server when this client's connection ends)
 
     public func onDisconnectSetValue(_ value: Any?, withCompletionBlock block: ((Error?, DatabaseReference) -> Void)? = nil) {

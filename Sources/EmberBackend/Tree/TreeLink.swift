@@ -10,6 +10,10 @@ public protocol TreeLink: AnyObject {
     func unlisten(_ path: TreePath)
     /// Sends a write; its `.change` with `ack: id`, or `.rejected`, follows.
     func write(id: Int64, _ ops: [TreeWriteOp])
+    /// Sends a compare-and-set of one overwrite (a transaction's attempt): applied only if the
+    /// node at its path hashes to `hash` (`TreeHash`, "" for null); else `.rejected` with
+    /// `TreeLinkError.dataStale` (code aborted).
+    func write(id: Int64, _ ops: [TreeWriteOp], ifHash hash: String)
     /// The node at `path` now.
     func get(_ path: TreePath, completion: @escaping (TreeValue) -> Void)
     /// Nothing reaches the client after it.
@@ -19,7 +23,21 @@ public protocol TreeLink: AnyObject {
     func onDisconnect(_ op: TreeOnDisconnect, completion: @escaping (EmberError?) -> Void)
 }
 
+/// Responsible for: the errors a link reports that its client acts on.
+public enum TreeLinkError {
+    /// A compare-and-set found the node changed (the protocol's `datastale`).
+    public static let dataStale = EmberError(.aborted, "The transaction needs to be run again with current data (datastale).")
+}
+
 extension TreeConnection: TreeLink {
+    public func write(id: Int64, _ ops: [TreeWriteOp], ifHash hash: String) {
+        guard let path = ops.first?.path else { return write(id: id, ops) }
+        write(id: id) { read in
+            guard TreeHash.of(read(path)) == hash else { throw TreeLinkError.dataStale }
+            return ops
+        }
+    }
+
     /// The in-process backend has no connection to lose: the client applies its onDisconnect
     /// writes itself when it closes (TreeEngine.close).
     public func onDisconnect(_ op: TreeOnDisconnect, completion: @escaping (EmberError?) -> Void) {

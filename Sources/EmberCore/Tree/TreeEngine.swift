@@ -27,6 +27,12 @@ final class TreeEngine: TreeBackendClient, TreeLinkClient {
         let id: Int64
         let ops: [TreeWriteOp]
         let completion: ((EmberError?) -> Void)?
+        /// A transaction's attempt: the hash the server's node at its one overwrite must still
+        /// have (compare-and-set), and the transaction it belongs to. Never stored durably.
+        var expectedHash: String? = nil
+        var transaction: TreeTransaction? = nil
+        /// Left out of `local` (a transaction run without local events).
+        var hidden = false
     }
 
     let worker: DispatchQueue
@@ -71,6 +77,8 @@ final class TreeEngine: TreeBackendClient, TreeLinkClient {
     var viewsByPath = PathTrie<[TreeView]>()
     var observers: [UInt: TreeObserver] = [:]
     var nextHandle: UInt = 1
+    /// Transactions not yet committed, aborted or failed (TreeEngine+Transactions.swift).
+    var runningTransactions: [TreeTransaction] = []
 
     init(worker: DispatchQueue, events: EventThread, persistence: Persistence) {
         self.worker = worker
@@ -110,14 +118,14 @@ final class TreeEngine: TreeBackendClient, TreeLinkClient {
     /// Every pending overwrite, oldest first.
     var pendingOps: [TreeWriteOp] { pendingWrites.flatMap { pending[$0]!.ops } }
 
-    private func track(_ w: PendingWrite) {
+    func track(_ w: PendingWrite) {
         pending[w.id] = w
         pendingOrder.append(w.id)
         for op in w.ops { pendingByPath[op.path] = (pendingByPath[op.path] ?? []) + [w.id] }
     }
 
     /// Drops write `id` from the queue (nil when unknown).
-    private func untrack(_ id: Int64) -> PendingWrite? {
+    func untrack(_ id: Int64) -> PendingWrite? {
         guard let w = pending.removeValue(forKey: id) else { return nil }
         if pendingOrder[pendingHead] == id {
             pendingHead += 1
@@ -136,11 +144,35 @@ final class TreeEngine: TreeBackendClient, TreeLinkClient {
     }
 
     private func sendPending() {
-        for id in pendingWrites where id > sentUpTo {
-            connection.write(id: id, pending[id]!.ops)
-            sentUpTo = id
-        }
+        for id in pendingWrites where id > sentUpTo { send(pending[id]!) }
     }
+
+    /// Sends `w` (a compare-and-set when it is a transaction's).
+    func send(_ w: PendingWrite) {
+        if let hash = w.expectedHash {
+            connection.write(id: w.id, w.ops, ifHash: hash)
+        } else {
+            connection.write(id: w.id, w.ops)
+        }
+        sentUpTo = w.id
+    }
+
+    /// A new write id. With a durable store a transaction's id (never stored as pending) is
+    /// recorded as used, so no later write takes it: the in-process backend acknowledges a
+    /// stored client's write id it has applied without applying it again.
+    func takeWriteId(recording: Bool) throws -> Int64 {
+        let id = nextWriteId
+        if recording, let store {
+            do {
+                try persistence.runTransaction("tree write id") { store.noteWriteId(id) }
+            } catch { throw EmberError.storage(error) }
+        }
+        nextWriteId += 1
+        return id
+    }
+
+    /// Whether the link is up and the network on (writes and listens go out now).
+    var isOnline: Bool { online }
 
     // MARK: writes
 
@@ -176,7 +208,9 @@ final class TreeEngine: TreeBackendClient, TreeLinkClient {
         if ids.count > 1 { ids = Array(Set(ids)).sorted() }
         var result = base
         for id in ids {
-            for op in pending[id]!.ops {
+            let w = pending[id]!
+            if w.hidden { continue }
+            for op in w.ops {
                 if op.path.isAncestorOrSelf(of: path) {
                     result = op.value.value(at: op.path.relative(path))
                 } else if path.isAncestor(of: op.path) {
@@ -284,6 +318,7 @@ final class TreeEngine: TreeBackendClient, TreeLinkClient {
             completeListened(by: acked)
             completeListened(by: ops)
             if let cb = done?.completion { events.post { cb(nil) } }
+            if let w = done, let t = w.transaction { transactionCommitted(t, w) }
         case .listenRevoked(let path, let error):
             revoke(path, error)
         case .rejected(let id, let error):
@@ -295,6 +330,7 @@ final class TreeEngine: TreeBackendClient, TreeLinkClient {
                 for p in paths { local.set(p.segments[...], overlay(cache.value(at: p.segments), at: p)) }
             }
             if let cb = w.completion { events.post { cb(error) } }
+            if let t = w.transaction { transactionRejected(t, error) }
         }
     }
 
@@ -489,7 +525,7 @@ final class TreeEngine: TreeBackendClient, TreeLinkClient {
         // The in-process backend's "connection" ends here: its onDisconnect writes go now.
         if connection is TreeConnection, networkEnabled {
             let ops = onDisconnectOps()
-            if !ops.isEmpty { connection.write(id: nextWriteId, ops); nextWriteId += 1 }
+            if !ops.isEmpty, let id = try? takeWriteId(recording: true) { connection.write(id: id, ops) }
         }
         closed = true
         linkEverUp = true
@@ -497,6 +533,7 @@ final class TreeEngine: TreeBackendClient, TreeLinkClient {
         connection?.disconnect()
         let err = EmberError(.cancelled, "The database was closed before the write was acknowledged.")
         for id in pendingWrites { if let cb = pending[id]?.completion { events.post { cb(err) } } }
+        cancelTransactions()
         pending.removeAll()
         pendingOrder.removeAll()
         pendingHead = 0

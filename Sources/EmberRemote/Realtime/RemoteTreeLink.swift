@@ -54,6 +54,16 @@ public final class RemoteTreeLink: TreeLink, RealtimeClientDelegate, @unchecked 
 
     public func write(id: Int64, _ ops: [TreeWriteOp]) {
         let (action, body) = RemoteTreeLink.request(for: ops)
+        send(id: id, action, body)
+    }
+
+    /// A `p` with the hash `h`: the server answers `datastale` when its node hashes otherwise.
+    public func write(id: Int64, _ ops: [TreeWriteOp], ifHash hash: String) {
+        guard ops.count == 1 else { return write(id: id, ops) }
+        send(id: id, "p", .map(MapValue(["p": .string(ops[0].path.description), "d": ops[0].value.jsonValue, "h": .string(hash)])))
+    }
+
+    private func send(id: Int64, _ action: String, _ body: Value) {
         realtime.request(action, body) { [weak self] status, data in
             guard let self, !self.closed else { return }
             switch status {
@@ -62,9 +72,13 @@ public final class RemoteTreeLink: TreeLink, RealtimeClientDelegate, @unchecked 
             case "disconnected":
                 break        // sent again by the client once the link is restored
             default:
+                if status == "datastale" {
+                    self.client?.treeLink(self, didSend: .rejected(writeId: id, error: TreeLinkError.dataStale))
+                    return
+                }
                 var message = "The server refused the write (\(status))"
                 if case .string(let s) = data { message += ": \(s)" }
-                let code: ErrorCode = status == "permission_denied" ? .permissionDenied : (status == "datastale" ? .aborted : .invalidArgument)
+                let code: ErrorCode = status == "permission_denied" ? .permissionDenied : .invalidArgument
                 self.client?.treeLink(self, didSend: .rejected(writeId: id, error: EmberError(code, message)))
             }
         }

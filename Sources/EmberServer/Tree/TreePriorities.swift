@@ -11,7 +11,7 @@ enum TreePriorities {
     /// The stored tree's key under which namespaces' priorities live.
     static let namespacesKey = ".pri"
     /// A node's own priority's key among its children's priorities.
-    static let key = ".p"
+    static let key = TreeHash.priorityKey
 
     /// The root of `namespace`'s priorities in the stored tree.
     static func base(_ namespace: String) -> TreePath { TreePath(unchecked: [namespacesKey, namespace]) }

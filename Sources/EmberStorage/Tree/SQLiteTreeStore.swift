@@ -219,6 +219,12 @@ final class SQLiteClientTree: ClientTreeStore {
         }
     }
 
+    func noteWriteId(_ id: Int64) {
+        persistence.access(()) { db in
+            try db.run("INSERT INTO meta(key, value) VALUES(?1, ?2) ON CONFLICT(key) DO UPDATE SET value = max(value, excluded.value)", [.text(SQLiteClientTree.lastWriteKey), .int(id)])
+        }
+    }
+
     func removePendingWrite(id: Int64) {
         persistence.access(()) { db in try db.run("DELETE FROM tree_writes WHERE write_id = ?1", [.int(id)]) }
     }

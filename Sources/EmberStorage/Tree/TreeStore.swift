@@ -40,7 +40,9 @@ public protocol ClientTreeStore: AnyObject {
     func pendingWrites() -> [(id: Int64, ops: [TreeWriteOp])]
     func addPendingWrite(id: Int64, _ ops: [TreeWriteOp])
     func removePendingWrite(id: Int64)
-    /// The highest write id ever queued (0 when none).
+    /// Records `id` as used by a write never queued here (a transaction's attempt).
+    func noteWriteId(_ id: Int64)
+    /// The highest write id ever queued or noted (0 when none).
     func lastWriteId() -> Int64
 }
 

@@ -315,7 +315,14 @@ final class RealtimeSession: ChannelInboundHandler, @unchecked Sendable {
                 TreeHash.of(value, priorities: priorities) == hash
             }
         }
-        _ = try await TreeWrites(door: rest.door, priorityFlags: rest.priorityFlags).apply(who, inputs, expecting: expectation)
+        do {
+            _ = try await TreeWrites(door: rest.door, priorityFlags: rest.priorityFlags).apply(who, inputs, expecting: expectation)
+        } catch let e as TreeRESTError where e.status == 412 {
+            // The data that made the hash stale goes out before the `datastale`: the client's
+            // next attempt runs on it.
+            await settle()
+            throw e
+        }
         await settle()
         return ("ok", "{}")
     }

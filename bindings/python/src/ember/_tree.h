@@ -330,6 +330,93 @@ static PyObject *TreeRef_remove_all_observers(TreeRefObject *self, PyObject *u) 
     Py_RETURN_NONE;
 }
 
+/* ------------------------------------------------------------------ transactions */
+
+/* The update function (event thread): calls state._update(current) -> (write, value); a value
+ * that cannot be encoded is handed to state._failed(exception) and the attempt aborts. */
+static bool tree_tx_update(void *ctx, const void *current, size_t len, ember_tree_tx *tx) {
+    if (EMBER_IS_FINALIZING()) return false;
+    lctx *c = ctx;
+    cbgil g = cb_enter(c);
+    bool write = false;
+    PyObject *cur = decode_buffer(current, len, NULL);
+    PyObject *r = cur ? PyObject_CallMethod(c->callback, "_update", "O", cur) : NULL;
+    Py_XDECREF(cur);
+    if (r && PyTuple_Check(r) && PyTuple_GET_SIZE(r) == 2 && PyObject_IsTrue(PyTuple_GET_ITEM(r, 0)) == 1) {
+        enc_t e;
+        enc_init(&e, ENC_VALUE, "transaction value");
+        if (enc_value(&e, PyTuple_GET_ITEM(r, 1)) == 0) {
+            ember_error err;
+            if (ember_tree_tx_set(tx, e.data.p, e.data.len, &err)) write = true;
+            else { PyObject *x = make_error(err.code, err.message); if (x) PyErr_SetObject((PyObject *)Py_TYPE(x), x); Py_XDECREF(x); }
+        }
+        enc_free(&e);
+    }
+    Py_XDECREF(r);
+    if (PyErr_Occurred()) {
+        PyObject *type, *exc, *tb;
+        PyErr_Fetch(&type, &exc, &tb);
+        PyErr_NormalizeException(&type, &exc, &tb);
+        if (exc && tb) PyException_SetTraceback(exc, tb);
+        PyObject *f = PyObject_CallMethod(c->callback, "_failed", "O", exc ? exc : Py_None);
+        if (!f) report_callback_error(c->callback);
+        Py_XDECREF(f);
+        Py_XDECREF(type);
+        Py_XDECREF(exc);
+        Py_XDECREF(tb);
+        write = false;
+    }
+    cb_leave(g);
+    return write;
+}
+
+/* The completion (event thread, once): state._done(code, message, committed, value). */
+static void tree_tx_done(void *ctx, const ember_error *error, bool committed, const ember_tree_snapshot *snap) {
+    if (EMBER_IS_FINALIZING()) return;
+    lctx *c = ctx;
+    cbgil g = cb_enter(c);
+    PyObject *value = NULL;
+    if (snap) {
+        size_t n = 0;
+        char *p = ember_tree_snapshot_value(snap, EMBER_FORMAT_MSGPACK, &n, NULL);
+        value = p ? decode_buffer(p, n, NULL) : Py_NewRef(Py_None);
+        ember_free(p);
+    } else {
+        value = Py_NewRef(Py_None);
+    }
+    PyObject *r = value ? PyObject_CallMethod(c->callback, "_done", "isOO", error->code, error->message,
+                                              committed ? Py_True : Py_False, value) : NULL;
+    if (!r) report_callback_error(c->callback);
+    Py_XDECREF(r);
+    Py_XDECREF(value);
+    cb_leave(g);
+    lctx_free(c);
+}
+
+/* transaction(state, apply_locally): starts a transaction whose update and completion call the
+ * state object's _update / _failed / _done (the Python layer waits for _done). */
+static PyObject *TreeRef_transaction(TreeRefObject *self, PyObject *args) {
+    PyObject *state;
+    int apply_locally = 1;
+    if (!PyArg_ParseTuple(args, "O|p", &state, &apply_locally)) return NULL;
+    if (!PyObject_HasAttrString(state, "_update") || !PyObject_HasAttrString(state, "_done")) {
+        PyErr_SetString(PyExc_TypeError, "transaction(state): state needs _update and _done");
+        return NULL;
+    }
+    lctx *c = PyMem_Malloc(sizeof *c);
+    if (!c) return PyErr_NoMemory();
+    c->callback = Py_NewRef(state);
+    c->db = (DbObject *)Py_NewRef((PyObject *)self->db);
+    c->bound = NULL;
+    ember_error err;
+    bool ok;
+    Py_BEGIN_ALLOW_THREADS
+    ok = ember_ref_transaction(self->ref, EMBER_FORMAT_MSGPACK, apply_locally, tree_tx_update, tree_tx_done, c, &err);
+    Py_END_ALLOW_THREADS
+    if (!ok) { lctx_drop(c); return raise_err(&err); }
+    Py_RETURN_NONE;
+}
+
 static PyObject *tree_query_wrap(DbObject *db, ember_tree_query *q);
 
 static PyObject *TreeRef_query(TreeRefObject *self, PyObject *u) {
@@ -356,6 +443,7 @@ static PyMethodDef TreeRef_methods[] = {
     {"remove_observer", (PyCFunction)TreeRef_remove_observer, METH_O, NULL},
     {"remove_all_observers", (PyCFunction)TreeRef_remove_all_observers, METH_NOARGS, NULL},
     {"query", (PyCFunction)TreeRef_query, METH_NOARGS, NULL},
+    {"transaction", (PyCFunction)TreeRef_transaction, METH_VARARGS, NULL},
     {NULL}};
 
 static PyGetSetDef TreeRef_getset[] = {

@@ -21,10 +21,12 @@ from __future__ import annotations
 
 import logging
 import enum
+import threading
 from collections import OrderedDict
 from typing import Any, Callable, Dict, Optional
 
 from . import _ember
+from . import _errors
 from ._documents import WriteResult
 from ._errors import InvalidArgumentError
 
@@ -151,6 +153,35 @@ class TreeQuery:
         return f"<ember.TreeQuery {self._ref.path}>"
 
 
+class _Transaction:
+    """One transaction's state between the event thread (which runs the update function and
+    the completion through the C extension) and the thread waiting in Reference.transaction."""
+
+    __slots__ = ("fn", "error", "value", "finished")
+
+    def __init__(self, fn: Callable[[Any], Any]) -> None:
+        self.fn = fn
+        self.error: Optional[BaseException] = None
+        self.value: Any = None
+        self.finished = threading.Event()
+
+    def _update(self, current: Any) -> Any:
+        try:
+            return (True, self.fn(current))
+        except BaseException as e:  # raised to the caller of transaction()
+            self.error = e
+            return (False, None)
+
+    def _failed(self, exception: BaseException) -> None:
+        self.error = exception
+
+    def _done(self, code: int, message: str, committed: bool, value: Any) -> None:
+        if self.error is None and code:
+            self.error = _errors.from_code(code, message)
+        self.value = value
+        self.finished.set()
+
+
 class Reference:
     """A location in the tree: `db.reference("posts/abc")`, `.child("a/b")`, `.key`, `.path`,
     `.parent`; writes, reads, queries and observers there."""
@@ -207,6 +238,26 @@ class Reference:
         """Writes the server applies here when this client's connection to it ends (presence;
         `Client(database_host=...)`; with the in-process tree, when the client closes)."""
         return OnDisconnect(self)
+
+    def transaction(self, transaction_update: Callable[[Any], Any]) -> Any:
+        """Atomically replaces the value here with `transaction_update(current)` and returns the
+        value written (firebase_admin's `Reference.transaction`). The function may run several
+        times: first with what this client has (None when it has nothing yet), again, up to 25
+        times, whenever the server's value had changed; it runs on Ember's event thread while
+        this call waits. Returning None deletes the value. An exception it raises ends the
+        transaction and is raised here; too many retries raise AbortedError. Blocks (refused
+        with FailedPreconditionError from a callback)."""
+        if not callable(transaction_update):
+            raise InvalidArgumentError("transaction(transaction_update): expected a function of the current value")
+        if _ember.on_event_thread():
+            raise _errors.FailedPreconditionError(
+                "transaction() from a callback would wait for the event thread it runs on; call it outside callbacks", 9)
+        state = _Transaction(transaction_update)
+        self._r.transaction(state)
+        state.finished.wait()
+        if state.error is not None:
+            raise state.error
+        return state.value
 
     # reads
     def get(self) -> Any:

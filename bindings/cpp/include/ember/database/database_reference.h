@@ -9,6 +9,8 @@
 #ifndef EMBER_DATABASE_DATABASE_REFERENCE_H
 #define EMBER_DATABASE_DATABASE_REFERENCE_H
 
+#include <exception>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -16,6 +18,7 @@
 
 #include "common.h"
 #include "data_snapshot.h"
+#include "mutable_data.h"
 #include "query.h"
 
 namespace ember {
@@ -99,6 +102,38 @@ class DatabaseReference : public Query {
     return internal::Write([&](ember_write_cb cb, void* ctx, ember_error* e) { return ember_ref_remove(ref_->r, cb, ctx, e); });
   }
 
+  /// firebase-cpp's transaction functions: change `data` and return kTransactionResultSuccess
+  /// to write it, or kTransactionResultAbort.
+  typedef TransactionResult (*DoTransactionWithContext)(MutableData* data, void* context);
+  typedef std::function<TransactionResult(MutableData* data)> DoTransactionFunction;
+
+  /// Writes what `run_transaction` makes of the value here, atomically against every other
+  /// writer: it runs (on the event thread) with what this client has (null when it has nothing
+  /// yet) and again, up to 25 times, whenever the server's value had changed. The future
+  /// completes with the committed data; it fails with kErrorTransactionAbortedByUser when the
+  /// function aborted, kErrorMaxRetries after 25 lost attempts, kErrorInvalidVariantType for a
+  /// value the tree cannot hold (or an exception the function threw), kErrorPermissionDenied
+  /// when the server's rules refused it. `trigger_local_events`: each attempt raises local events
+  /// at once, else listeners hear only the committed value.
+  Future<DataSnapshot> RunTransaction(DoTransactionFunction run_transaction, bool trigger_local_events = true) const {
+    if (!is_valid()) return internal::Failed<DataSnapshot>(InvalidError());
+    if (!run_transaction) return internal::Failed<DataSnapshot>(kErrorInvalidArgument, "RunTransaction: the function is empty");
+    auto* c = new TxContext{std::move(run_transaction), {}, state_, path_, key_string(), kErrorNone, std::string()};
+    Future<DataSnapshot> f = c->promise.future();
+    ember_error err = internal::NewError();
+    if (!ember_ref_transaction(ref_->r, EMBER_FORMAT_MSGPACK, trigger_local_events, &TxUpdate, &TxDone, c, &err)) {
+      internal::Fail(c->promise, err);
+      delete c;
+    }
+    return f;
+  }
+  Future<DataSnapshot> RunTransaction(DoTransactionWithContext run_transaction, void* context,
+                                      bool trigger_local_events = true) const {
+    if (!run_transaction) return internal::Failed<DataSnapshot>(kErrorInvalidArgument, "RunTransaction: the function is null");
+    return RunTransaction([run_transaction, context](MutableData* data) { return run_transaction(data, context); },
+                          trigger_local_events);
+  }
+
   /// Ember's addition: the C location (borrowed; nullptr when invalid).
   const ember_ref* ref_handle() const { return ref_ ? ref_->r : nullptr; }
 
@@ -115,6 +150,63 @@ class DatabaseReference : public Query {
     RefHandle& operator=(const RefHandle&) = delete;
     ember_ref* r;
   };
+
+  /// One RunTransaction's function, promise and the error its last attempt left.
+  struct TxContext {
+    DoTransactionFunction fn;
+    firestore::internal::Promise<DataSnapshot> promise;
+    internal::State state;
+    std::string path;
+    std::string key;
+    Error failure;            // why the last attempt did not write (kErrorNone: it did)
+    std::string message;
+  };
+  static bool TxUpdate(void* ctx, const void* current, size_t len, ember_tree_tx* tx) {
+    auto* c = static_cast<TxContext*>(ctx);
+    MutableData data(internal::VariantFromMsgpack(static_cast<const char*>(current), len), c->key);
+    TransactionResult r;
+    try {
+      r = c->fn(&data);
+    } catch (const std::exception& e) {
+      c->failure = kErrorInvalidVariantType;
+      c->message = std::string("the transaction function threw: ") + e.what();
+      return false;
+    } catch (...) {
+      c->failure = kErrorInvalidVariantType;
+      c->message = "the transaction function threw";
+      return false;
+    }
+    if (r != kTransactionResultSuccess) {
+      c->failure = kErrorTransactionAbortedByUser;
+      c->message = GetErrorMessage(kErrorTransactionAbortedByUser);
+      return false;
+    }
+    firestore::internal::MsgpackWriter w;
+    std::string error;
+    ember_error err = internal::NewError();
+    if (!internal::EncodeVariant(data.root_value(), w, error)) {
+      c->failure = kErrorInvalidVariantType;
+      c->message = error;
+      return false;
+    }
+    if (!ember_tree_tx_set(tx, w.bytes.data(), w.bytes.size(), &err)) {
+      c->failure = kErrorInvalidVariantType;
+      c->message = err.message;
+      return false;
+    }
+    c->failure = kErrorNone;
+    return true;
+  }
+  static void TxDone(void* ctx, const ember_error* error, bool committed, const ember_tree_snapshot* snapshot) {
+    std::unique_ptr<TxContext> c(static_cast<TxContext*>(ctx));
+    if (error->code != EMBER_OK) {
+      c->promise.Fail(error->code == EMBER_ERR_ABORTED ? kErrorMaxRetries : ErrorFromCode(error->code), error->message);
+    } else if (!committed) {
+      c->promise.Fail(c->failure == kErrorNone ? kErrorTransactionAbortedByUser : c->failure, c->message);
+    } else {
+      c->promise.Succeed(DataSnapshot(snapshot, c->state, c->path));
+    }
+  }
 
   static Query Make(const internal::State& state, ember_ref* ref, const ember_error& err) {
     if (!ref) return Query(state, nullptr, std::string(), err);

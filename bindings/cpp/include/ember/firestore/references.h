@@ -147,7 +147,9 @@ inline bool CSettings(const Settings& settings, ember_settings* s, ember_error* 
   s->ssl = settings.is_ssl_enabled();
   s->ssl_ca_file = settings.ssl_ca_file().empty() ? nullptr : settings.ssl_ca_file().c_str();
   s->auth_token = settings.auth_token().empty() ? nullptr : settings.auth_token().c_str();
+  s->database_host = settings.database_host().empty() ? nullptr : settings.database_host().c_str();
   return NoNul(settings.path(), "Settings path", err) && NoNul(settings.host(), "Settings host", err) &&
+         NoNul(settings.database_host(), "Settings database_host", err) &&
          NoNul(settings.ssl_ca_file(), "Settings ssl_ca_file", err) && NoNul(settings.auth_token(), "Settings auth_token", err);
 }
 

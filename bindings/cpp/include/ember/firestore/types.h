@@ -134,9 +134,15 @@ class Settings {
   void set_cache_size_bytes(int64_t value) { cache_size_bytes_ = value; }
   /// The server the documents sync with, "host:port" (`ember serve`, the Firestore emulator);
   /// empty (Ember's default; firebase-cpp's is firestore.googleapis.com): the in-process
-  /// backend. The tree stays local either way.
+  /// backend.
   const std::string& host() const { return host_; }
   void set_host(std::string host) { host_ = std::move(host); }
+  /// The server the tree (ember::database) syncs with, "host:port": the tree port of `ember
+  /// serve` (--database-port, 9000 by default) or any Realtime Database realtime-protocol
+  /// server (firebase-cpp: Database::UseEmulator(host, port)). TLS, its CA file and the auth
+  /// token are those of `host`. Empty: the tree stays with the in-process backend.
+  const std::string& database_host() const { return database_host_; }
+  void set_database_host(std::string host) { database_host_ = std::move(host); }
   /// TLS to the host: true by default, as in firebase-cpp (`ember serve --tls-cert ...`); set
   /// false for a plaintext server (the emulator, an `ember serve` without --tls-cert):
   /// `settings.set_ssl_enabled(false)`. A server that cannot be reached is no error: writes
@@ -159,6 +165,7 @@ class Settings {
   bool persistence_ = false;
   int64_t cache_size_bytes_ = EMBER_CACHE_SIZE_DEFAULT;
   std::string host_;
+  std::string database_host_;
   bool ssl_enabled_ = true;
   std::string ssl_ca_file_;
   std::string auth_token_;
