@@ -689,8 +689,104 @@ static void on_disconnect_writes(void) {
     rmdir(dir);
 }
 
+/* A counter transaction's state: the values its update saw, and what the completion said. */
+typedef struct {
+    latch done;
+    int calls;
+    int committed;
+    int abort;              /* the update returns false */
+    int set_bad;            /* the update sets an invalid value and still returns true */
+    char seen[8][32];       /* the first values the update saw (JSON) */
+    char final_json[64];
+} tx_state;
+
+static bool tx_increment(void *ctx, const void *current, size_t len, ember_tree_tx *tx) {
+    tx_state *t = ctx;
+    if (t->calls < 8) snprintf(t->seen[t->calls], sizeof t->seen[0], "%.*s", (int)len, (const char *)current);
+    t->calls++;
+    if (t->abort) return false;
+    ember_error err;
+    if (t->set_bad) {
+        CHECK(!ember_tree_tx_set(tx, "{\"a\":", EMBER_NTS, &err));
+        CHECK_ERR(err, EMBER_ERR_INVALID_ARGUMENT);
+        return true;
+    }
+    long n = strcmp((const char *)current, "null") == 0 ? 0 : strtol((const char *)current, NULL, 10);
+    char next[32];
+    snprintf(next, sizeof next, "%ld", n + 1);
+    CHECK(ember_tree_tx_set(tx, next, strlen(next), &err)); CHECK_OK(err);
+    return true;
+}
+
+static void tx_done(void *ctx, const ember_error *error, bool committed, const ember_tree_snapshot *snap) {
+    tx_state *t = ctx;
+    t->committed = committed;
+    t->final_json[0] = 0;
+    if (snap) {
+        size_t n = 0;
+        char *json = ember_tree_snapshot_value(snap, EMBER_FORMAT_JSON, &n, NULL);
+        if (json) snprintf(t->final_json, sizeof t->final_json, "%.*s", (int)n, json);
+        ember_free(json);
+    }
+    latch_add(&t->done, error->code, error->message);
+}
+
+/* ember_ref_transaction: the update's first call sees null when this database knows nothing, then
+ * the backend's value; abort; an invalid value; bad arguments. */
+static void tree_transactions(void) {
+    ember_error err;
+    tx_state t;
+    memset(&t, 0, sizeof t);
+    latch_init(&t.done);
+    CHECK(!ember_ref_transaction(NULL, EMBER_FORMAT_JSON, true, tx_increment, tx_done, &t, &err));
+    CHECK_ERR(err, EMBER_ERR_INVALID_ARGUMENT);
+    ember_db *db = open_db();
+    ember_ref *n = ember_ref_new(db, "counter", &err);
+    CHECK(!ember_ref_transaction(n, EMBER_FORMAT_JSON, true, NULL, tx_done, &t, &err));
+    CHECK_ERR(err, EMBER_ERR_INVALID_ARGUMENT);
+    CHECK(!ember_ref_transaction(n, EMBER_FORMAT_JSON, true, tx_increment, NULL, &t, &err));
+    CHECK_ERR(err, EMBER_ERR_INVALID_ARGUMENT);
+    CHECK(!ember_ref_transaction(n, 9, true, tx_increment, tx_done, &t, &err));
+    CHECK_ERR(err, EMBER_ERR_INVALID_ARGUMENT);
+    CHECK(!ember_tree_tx_set(NULL, "1", EMBER_NTS, &err));
+    CHECK_ERR(err, EMBER_ERR_INVALID_ARGUMENT);
+
+    /* Five in a row: the first sees null; each commits one more. */
+    for (int i = 1; i <= 5; i++) {
+        CHECK(ember_ref_transaction(n, EMBER_FORMAT_JSON, true, tx_increment, tx_done, &t, &err)); CHECK_OK(err);
+        CHECK(latch_wait(&t.done, i));
+        CHECK(t.done.last_code == EMBER_OK && t.committed);
+    }
+    CHECK(strcmp(t.seen[0], "null") == 0);
+    CHECK(strcmp(t.final_json, "5") == 0);
+    char *json = ember_ref_get(n, EMBER_FORMAT_JSON, NULL, &err);
+    CHECK(json && strcmp(json, "5") == 0);
+    ember_free(json);
+
+    /* Abort: not committed, no error, the value as it is. */
+    t.abort = 1;
+    CHECK(ember_ref_transaction(n, EMBER_FORMAT_JSON, true, tx_increment, tx_done, &t, &err)); CHECK_OK(err);
+    CHECK(latch_wait(&t.done, 6));
+    CHECK(t.done.last_code == EMBER_OK && !t.committed && strcmp(t.final_json, "5") == 0);
+
+    /* An invalid value refused by ember_tree_tx_set fails the transaction with that error. */
+    t.abort = 0;
+    t.set_bad = 1;
+    CHECK(ember_ref_transaction(n, EMBER_FORMAT_JSON, false, tx_increment, tx_done, &t, &err)); CHECK_OK(err);
+    CHECK(latch_wait(&t.done, 7));
+    CHECK(t.done.last_code == EMBER_ERR_INVALID_ARGUMENT && !t.committed && t.final_json[0] == 0);
+    json = ember_ref_get(n, EMBER_FORMAT_JSON, NULL, &err);
+    CHECK(json && strcmp(json, "5") == 0);
+    ember_free(json);
+
+    ember_ref_release(n);
+    ember_db_release(db);
+    latch_destroy(&t.done);
+}
+
 void run_tree(void) {
     RUN(on_disconnect_writes);
+    RUN(tree_transactions);
     RUN(observe_right_after_set);
     RUN(refs_and_keys);
     RUN(writes_and_reads);

@@ -389,6 +389,100 @@ static void Threads() {
   CHECK(f.Await(5000) && f.result()->children_count() == 4 && f.result()->Child("t0").children_count() == 20);
 }
 
+// RunTransaction: firebase-cpp's counter, MutableData's child writes, abort, an invalid value,
+// the context-pointer form, and threads contending on one counter.
+static TransactionResult AddTen(MutableData* data, void* context) {
+  *static_cast<int*>(context) += 1;
+  data->set_value(data->value().is_int64() ? data->value().int64_value() + 10 : 10);
+  return kTransactionResultSuccess;
+}
+
+// Settings::database_host: a bad address is refused by Create; an unreachable server is not an
+// error (writes wait, listeners serve what the client has).
+static void DatabaseHostSetting() {
+  ember::firestore::Settings settings;
+  settings.set_database_host("no port here");
+  Error error = kErrorNone;
+  std::string message;
+  CHECK(Database::Create(settings, &error, &message) == nullptr);
+  CHECK(error == kErrorInvalidArgument && message.find("database_host") != std::string::npos);
+  settings.set_database_host(std::string("127.0.0.1:9\0", 12));
+  CHECK(Database::Create(settings, &error, &message) == nullptr && error == kErrorInvalidArgument);
+  settings.set_database_host("127.0.0.1:1");
+  settings.set_ssl_enabled(false);
+  std::unique_ptr<Database> db = Database::Create(settings, &error, &message);
+  CHECK(db != nullptr && error == kErrorNone);
+  if (!db) return;
+  ember::Future<void> pending = db->GetReference("queued").SetValue(1);
+  CHECK(pending.status() == ember::kFutureStatusPending);
+}
+
+static void Transactions() {
+  std::unique_ptr<Database> db = Database::Create();
+  DatabaseReference counter = db->GetReference("counter");
+  std::vector<Variant> seen;
+  auto increment = [&seen](MutableData* data) {
+    seen.push_back(data->value());
+    data->set_value(data->value().is_int64() ? data->value().int64_value() + 1 : 1);
+    return kTransactionResultSuccess;
+  };
+  for (int i = 1; i <= 3; i++) {
+    ember::Future<DataSnapshot> f = counter.RunTransaction(increment);
+    CHECK(f.Await(5000) && f.error() == kErrorNone);
+    CHECK(f.result() && f.result()->value() == Variant::FromInt64(i));
+  }
+  CHECK(!seen.empty() && seen[0].is_null());
+  CHECK(Read(counter) == Variant::FromInt64(3));
+
+  int calls = 0;
+  ember::Future<DataSnapshot> ten = counter.RunTransaction(AddTen, &calls);
+  CHECK(ten.Await(5000) && ten.error() == kErrorNone && calls >= 1);
+  CHECK(Read(counter) == Variant::FromInt64(13));
+
+  DatabaseReference stats = db->GetReference("stats");
+  ember::Future<DataSnapshot> c = stats.RunTransaction([](MutableData* data) {
+    CHECK(data->value().is_null() && data->key_string() == "stats");
+    data->Child("views/today").set_value(3);
+    data->Child("likes").set_value(1);
+    CHECK(data->children_count() == 2 && data->HasChild("views/today"));
+    std::vector<MutableData> kids = data->children();
+    CHECK(kids.size() == 2 && kids[0].key_string() == "likes" && kids[1].key_string() == "views");
+    return kTransactionResultSuccess;
+  });
+  CHECK(c.Await(5000) && c.error() == kErrorNone);
+  CHECK(Read(stats.Child("views/today")) == Variant::FromInt64(3));
+
+  ember::Future<DataSnapshot> aborted = counter.RunTransaction([](MutableData*) { return kTransactionResultAbort; });
+  CHECK(aborted.Await(5000) && aborted.error() == kErrorTransactionAbortedByUser);
+  ember::Future<DataSnapshot> bad = counter.RunTransaction([](MutableData* data) {
+    std::map<Variant, Variant> m;
+    m[Variant(1.5)] = Variant("double keys are not tree keys");
+    data->set_value(Variant(m));
+    return kTransactionResultSuccess;
+  });
+  CHECK(bad.Await(5000) && bad.error() == kErrorInvalidVariantType);
+  CHECK(Read(counter) == Variant::FromInt64(13));
+  ember::Future<DataSnapshot> empty = counter.RunTransaction(DatabaseReference::DoTransactionFunction());
+  CHECK(empty.status() == ember::kFutureStatusComplete && empty.error() == kErrorInvalidArgument);
+
+  std::vector<std::thread> threads;
+  std::atomic<int> failed{0};
+  for (int t = 0; t < 4; t++) {
+    threads.emplace_back([&counter, &failed] {
+      for (int i = 0; i < 10; i++) {
+        ember::Future<DataSnapshot> f = counter.RunTransaction([](MutableData* data) {
+          data->set_value(data->value().int64_value() + 1);
+          return kTransactionResultSuccess;
+        });
+        if (!f.Await(10000) || f.error() != kErrorNone) failed++;
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  CHECK(failed == 0);
+  CHECK(Read(counter) == Variant::FromInt64(53));
+}
+
 int main() {
   VariantRoundTrip();
   ExpectNoInstances("VariantRoundTrip");
@@ -406,6 +500,10 @@ int main() {
   ExpectNoInstances("SharedWithFirestore");
   Threads();
   ExpectNoInstances("Threads");
+  Transactions();
+  ExpectNoInstances("Transactions");
+  DatabaseHostSetting();
+  ExpectNoInstances("DatabaseHostSetting");
   std::printf("C++ tree wrapper: %d checks, %d failures\n", checks, failures);
   return failures ? 1 : 0;
 }
