@@ -13,10 +13,12 @@ import Foundation
 // `saw <name> <round>` per client, `done`; exit status 2 (state on stderr) on a timeout.
 // `EmberHostClient kill-writer ...` is the server-kill test's client (KillWriter.swift);
 // `EmberHostClient tree-list ...` the multi-user list test's (TreeList.swift).
+// `EmberHostClient tree-counter ...` the transactions test's (TreeCounter.swift).
 
 let args = CommandLine.arguments
 if args.count > 1 && args[1] == "kill-writer" { KillWriter.run(args) }
 if args.count > 1 && args[1] == "tree-list" { TreeList.run(args) }
+if args.count > 1 && args[1] == "tree-counter" { TreeCounter.run(args) }
 guard args.count == 5 else {
     FileHandle.standardError.write("usage: EmberHostClient HOST COLLECTION NAME NAME1,NAME2,...\n".data(using: .utf8)!)
     exit(64)

@@ -4,8 +4,12 @@ one tree through `ember serve`'s tree port (`Client(database_host=...)`,
 
 Two Python writer processes, a C process, a Swift process and the test's own client append with
 push ids while the test's client and the C and Swift processes observe child_added: each sees
-every child once, and replaying its previous keys gives the server's list (push-id order). Each process is waited for with a bound and killed by its pid
-when it overstays; the server is servers.py's (its own process group, under a watchdog)."""
+every child once, and replaying its previous keys gives the server's list (push-id order).
+Also: offline appends of a durable client sent once, the server killed under writing and
+observing clients, presence when a client process dies, and transactions from two Python
+processes, a C and a Swift one adding up on one counter. Each process is waited for with a
+bound and killed by its pid when it overstays; the server is servers.py's (its own process
+group, under a watchdog)."""
 import json
 import os
 import subprocess
@@ -303,5 +307,48 @@ def test_presence_on_disconnect_runs_when_a_client_process_dies(tmp_path):
                 p.kill()
                 p.wait(10)
         db.close()
+    finally:
+        srv.stop()
+
+
+COUNTER = r"""
+import sys
+import ember
+port, n = sys.argv[1], int(sys.argv[2])
+db = ember.Client(database_host=f"127.0.0.1:{port}", ssl=False)
+ref = db.reference("counter")
+for _ in range(n):
+    ref.transaction(lambda current: (current or 0) + 1)
+db.close()
+print("done")
+"""
+
+
+def test_transactions_from_four_processes_add_up(tmp_path, c_tree_client, swift_client):
+    """Two Python processes, a C one and a Swift one each add 1 to one counter 250 times with
+    transactions (compare-and-set by hash at the server, retried on contention): 1,000 in all."""
+    why = servers.ember_missing()
+    if why:
+        pytest.fail(why, pytrace=False)
+    srv = servers.start_ember(str(tmp_path), memory=True)
+    try:
+        port = database_port(srv)
+        procs = [("Python 1", [sys.executable, "-c", COUNTER, str(port), "250"]),
+                 ("Python 2", [sys.executable, "-c", COUNTER, str(port), "250"]),
+                 ("C", [c_tree_client, "--counter", f"127.0.0.1:{port}", "counter", "250"]),
+                 ("Swift", [swift_client, "tree-counter", f"127.0.0.1:{port}", "counter", "250"])]
+        running = [(name, subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+                   for name, cmd in procs]
+        for name, p in running:
+            try:
+                out, err = p.communicate(timeout=CLIENT_SECONDS)
+            except subprocess.TimeoutExpired:
+                for _, q in running:
+                    q.kill()
+                p.communicate()
+                pytest.fail(f"the {name} process overstayed")
+            assert p.returncode == 0 and out.strip() == "done", f"{name}: {err}"
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/counter.json?ns=demo-ember", timeout=10) as r:
+            assert json.loads(r.read()) == 1000
     finally:
         srv.stop()

@@ -1,0 +1,50 @@
+import Ember
+import Foundation
+
+/// Responsible for: the Swift process of the transactions test (Tests/remote/test_tree_lists.py):
+///
+///     EmberHostClient tree-counter DATABASE_HOST PATH N
+///
+/// A database whose tree syncs with DATABASE_HOST runs N transactions one after another, each
+/// adding 1 to the number at PATH (`runTransactionBlock`), then prints `done`; exit status 2
+/// (the error on stderr) when one fails or takes more than 30 s.
+enum TreeCounter {
+    static func run(_ args: [String]) -> Never {
+        guard args.count == 5, let n = Int(args[4]) else {
+            FileHandle.standardError.write("usage: EmberHostClient tree-counter DATABASE_HOST PATH N\n".data(using: .utf8)!)
+            exit(64)
+        }
+        var settings = FirestoreSettings()
+        settings.databaseHost = args[2]
+        settings.isSSLEnabled = false
+        let db: Firestore
+        do { db = try Firestore.open(settings: settings) } catch {
+            FileHandle.standardError.write("open: \(error)\n".data(using: .utf8)!)
+            exit(2)
+        }
+        let ref = db.database().reference(withPath: args[3])
+        for i in 0..<n {
+            let done = DispatchSemaphore(value: 0)
+            var failure: String?
+            ref.runTransactionBlock({ data in
+                data.value = ((data.value as? Int) ?? 0) + 1
+                return TransactionResult.success(withValue: data)
+            }, andCompletionBlock: { error, committed, _ in
+                if let error { failure = "\(error)" } else if !committed { failure = "not committed" }
+                done.signal()
+            })
+            guard done.wait(timeout: .now() + 30) == .success else {
+                FileHandle.standardError.write("transaction \(i) did not complete in 30 s\n".data(using: .utf8)!)
+                exit(2)
+            }
+            if let failure {
+                FileHandle.standardError.write("transaction \(i): \(failure)\n".data(using: .utf8)!)
+                exit(2)
+            }
+        }
+        print("done")
+        fflush(stdout)
+        db.terminate(completion: nil)
+        exit(0)
+    }
+}
