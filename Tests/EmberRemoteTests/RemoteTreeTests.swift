@@ -167,6 +167,33 @@ final class RemoteTreeTests: XCTestCase {
         XCTAssertGreaterThan(calls.keys.count, 30, "contention made some attempts run again")
     }
 
+    func testInfoConnectedFollowsTheServer() throws {
+        var (server, port) = try treeServer()
+        server.stop()
+        let c = treeClient(port, ns: "info" + UUID().uuidString.prefix(6).lowercased())
+        defer { c.close() }
+        let seen = ChildLog()
+        _ = try c.treeObserve(try TreePath(parsing: ".info/connected"), type: .value) { e in
+            if case .event(_, let snap, _) = e { seen.add("\(snap.value)", nil) }
+        }
+        try seen.wait { $0.count == 1 }
+        XCTAssertEqual(seen.keys, ["false"], "no server yet")
+        (server, _) = try treeServer(port: port)
+        try seen.wait(seconds: 20) { $0.count == 2 }
+        XCTAssertEqual(seen.keys, ["false", "true"])
+        guard case .int(let offset) = try c.treeGet(try TreePath(parsing: ".info/serverTimeOffset")).value else {
+            return XCTFail("serverTimeOffset is a number of milliseconds")
+        }
+        XCTAssertLessThan(abs(offset), 5_000, "the server runs on this machine's clock")
+        server.stop()
+        try seen.wait(seconds: 20) { $0.count == 3 }
+        XCTAssertEqual(seen.keys, ["false", "true", "false"])
+        (server, _) = try treeServer(port: port)
+        defer { server.stop() }
+        try seen.wait(seconds: 20) { $0.count == 4 }
+        XCTAssertEqual(seen.keys, ["false", "true", "false", "true"])
+    }
+
     func testATransactionTheRulesRefuseFailsWithPermissionDenied() throws {
         let (server, port) = try treeServer(rules: #"{"rules": {".read": true, "locked": {".write": false}}}"#)
         defer { server.stop() }

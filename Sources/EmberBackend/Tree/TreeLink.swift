@@ -52,6 +52,13 @@ public protocol TreeLinkClient: AnyObject {
     func treeLink(_ link: any TreeLink, didSend event: TreeBackendEvent)
     func treeLinkLost(_ link: any TreeLink)
     func treeLinkRestored(_ link: any TreeLink)
+    /// The server's clock minus the client's, in milliseconds (at each connection, before
+    /// `treeLinkRestored`).
+    func treeLink(_ link: any TreeLink, serverTimeOffsetMillis: Double)
+}
+
+extension TreeLinkClient {
+    public func treeLink(_ link: any TreeLink, serverTimeOffsetMillis: Double) {}
 }
 
 /// Responsible for: opening a tree client's link to a server.

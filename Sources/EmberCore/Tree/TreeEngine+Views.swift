@@ -27,7 +27,7 @@ extension TreeEngine {
             addListen(path, window: !known && query.isLimited ? query : nil)
             if known {
                 complete[path] = true
-                view.initialize(local.value(at: path.segments))
+                view.initialize(viewNode(at: path))
             } else {
                 startPartial(view)
             }
@@ -80,7 +80,7 @@ extension TreeEngine {
     /// node (the windows describe the backend's state, not the local one).
     func initializeFromWindows(at path: TreePath, _ windows: [TreeWindow]) {
         if pendingByPath.hasAncestorOrSelf(of: path) || pendingByPath.hasDescendant(of: path) { return }
-        let node = local.value(at: path.segments)
+        let node = viewNode(at: path)
         for w in windows {
             guard let v = views[TreeView.id(path, w.query)], !v.initialized, v.known.isEmpty else { continue }
             v.initialize(node, window: w)
@@ -99,7 +99,7 @@ extension TreeEngine {
     /// Gives a waiting view its complete state: initial events when it raised nothing yet, else
     /// the changes from what it knew from local writes, then the value.
     private func complete(_ v: TreeView) {
-        let node = local.value(at: v.path.segments)
+        let node = viewNode(at: v.path)
         if v.known.isEmpty {
             v.initialize(node)
             for o in v.observers { raiseInitial(o) }
@@ -115,11 +115,11 @@ extension TreeEngine {
     private func startPartial(_ v: TreeView) {
         var keys: [String] = []
         for op in pendingOps {
-            if op.path.isAncestorOrSelf(of: v.path) { v.initialize(local.value(at: v.path.segments)); return }
+            if op.path.isAncestorOrSelf(of: v.path) { v.initialize(viewNode(at: v.path)); return }
             if op.path.count == v.path.count + 1 && v.path.isAncestor(of: op.path), let k = op.path.last, !keys.contains(where: { equalUTF8($0, k) }) { keys.append(k) }
         }
         guard !keys.isEmpty else { return }
-        let node = local.value(at: v.path.segments)
+        let node = viewNode(at: v.path)
         let changes = keys.map { TreeView.ChildChange(key: $0, old: .null, new: node.child($0)) }
         for k in keys { v.known[UTF8String(k)] = node.child(k) }
         _ = v.apply(changes.filter { $0.new.exists }, node: node)
@@ -134,7 +134,7 @@ extension TreeEngine {
     /// (a view still waiting for data: its children known from local writes, no value).
     private func raiseInitial(_ o: TreeObserver) {
         let v = o.view
-        let node = local.value(at: v.path.segments)
+        let node = viewNode(at: v.path)
         switch o.type {
         case .childAdded:
             for (k, prev) in v.windowKeys() {
@@ -189,14 +189,14 @@ extension TreeEngine {
         }
         if affected.isEmpty { body(); return }
         for i in affected.indices {
-            let node = local.value(at: affected[i].view.path.segments)
+            let node = viewNode(at: affected[i].view.path)
             if affected[i].all { affected[i].oldNode = node } else { affected[i].olds = affected[i].keys.map { node.child($0) } }
         }
         body()
         if affected.count > 1 { affected.sort { $0.view.path.count > $1.view.path.count } }
         for a in affected {
             let v = a.view
-            let node = local.value(at: v.path.segments)
+            let node = viewNode(at: v.path)
             if !v.initialized {
                 changePartial(a.view, all: a.all, keys: a.keys, node: node, fromLocalWrite: fromLocalWrite)
                 continue

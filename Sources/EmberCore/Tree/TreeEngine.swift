@@ -61,6 +61,8 @@ final class TreeEngine: TreeBackendClient, TreeLinkClient {
 
     var cache = TreeValue.null
     var local = TreeValue.null
+    /// `.info/connected` and `.info/serverTimeOffset`, under the key `.info` (TreeEngine+Info.swift).
+    var info = TreeValue.object(TreeObject([TreeEngine.infoKey: .object(TreeObject(["connected": .bool(false), "serverTimeOffset": .int(0)]))]))
     /// Pending writes by id, their order (from `pendingHead`), and the ids of the writes with an
     /// overwrite at each path: an acknowledgement or an overlay touches only the writes that
     /// overlap its path, never the whole queue.
@@ -103,6 +105,8 @@ final class TreeEngine: TreeBackendClient, TreeLinkClient {
     private func start(link: any TreeLink, networkEnabled: Bool) {
         connection = link
         self.networkEnabled = networkEnabled
+        complete[TreePath(unchecked: [TreeEngine.infoKey])] = true
+        updateInfo()
         guard let store else { return }
         for p in store.completePaths() { storedComplete[p] = true }
         for (id, ops) in store.pendingWrites() {
@@ -234,6 +238,13 @@ final class TreeEngine: TreeBackendClient, TreeLinkClient {
     func treeLinkLost(_ link: any TreeLink) {
         guard link === connection, !closed else { return }
         linkUp = false
+        updateInfo()
+    }
+
+    /// The server's clock from the handshake (before `treeLinkRestored`).
+    func treeLink(_ link: any TreeLink, serverTimeOffsetMillis: Double) {
+        guard link === connection, !closed else { return }
+        updateInfo(serverTimeOffsetMillis: serverTimeOffsetMillis)
     }
 
     /// The server is back: every listen and every unacknowledged write go again, in order.
@@ -242,6 +253,7 @@ final class TreeEngine: TreeBackendClient, TreeLinkClient {
         linkUp = true
         linkEverUp = true
         sentUpTo = 0
+        updateInfo()
         if networkEnabled { resume() }
         runWaitingForLink()
     }
@@ -367,7 +379,7 @@ final class TreeEngine: TreeBackendClient, TreeLinkClient {
     func addListen(_ path: TreePath, window: TreeQuery? = nil) {
         let n = listenCounts[path] ?? 0
         listenCounts[path] = n + 1
-        if n == 0 && online { connection.listen(path, windows: window.map { [$0] } ?? []) }
+        if n == 0 && online && !TreeEngine.isInfo(path) { connection.listen(path, windows: window.map { [$0] } ?? []) }
     }
 
     /// Before an observer starts at `path`: when the client knows nothing live there but its
@@ -388,6 +400,7 @@ final class TreeEngine: TreeBackendClient, TreeLinkClient {
         guard let n = listenCounts[path] else { return }
         if n > 1 { listenCounts[path] = n - 1; return }
         listenCounts[path] = nil
+        if TreeEngine.isInfo(path) { return }
         if online { connection.unlisten(path) }
         complete[path] = nil
         // Nothing keeps this part of the cache up to date any more: forget it (unless an
@@ -400,10 +413,11 @@ final class TreeEngine: TreeBackendClient, TreeLinkClient {
         }
     }
 
+    /// The paths listened to at the backend (never `.info`).
     private var listenedPaths: [TreePath] {
         var out: [TreePath] = []
         if listenCounts[.root] != nil { out.append(.root) }
-        listenCounts.forEachDescendant(of: .root) { p, _ in out.append(p) }
+        listenCounts.forEachDescendant(of: .root) { p, _ in if !TreeEngine.isInfo(p) { out.append(p) } }
         return out
     }
 
@@ -413,11 +427,13 @@ final class TreeEngine: TreeBackendClient, TreeLinkClient {
         guard networkEnabled else { return }
         networkEnabled = false
         if linkUp { for p in listenedPaths { connection.unlisten(p) } }
+        updateInfo()
     }
 
     func enableNetwork() {
         guard !networkEnabled else { return }
         networkEnabled = true
+        updateInfo()
         if linkUp { resume() }
     }
 
@@ -479,6 +495,11 @@ final class TreeEngine: TreeBackendClient, TreeLinkClient {
     /// The node at `path` (through `query`): from the backend when online (with pending writes
     /// applied), else from a complete cache, else an `unavailable` error. Completion on the event thread.
     func get(_ path: TreePath, query: TreeQuery, completion: @escaping (Result<TreeSnapshot, EmberError>) -> Void) {
+        if TreeEngine.isInfo(path) {
+            let snap = TreeSnapshot(path: path, value: infoSnapshot(path), index: query.index)
+            events.post { completion(.success(snap)) }
+            return
+        }
         // A server link still making its first connection: the read waits for it, a while.
         if networkEnabled && !linkUp && !linkEverUp {
             waitingForLink.append { [self] in get(path, query: query, completion: completion) }

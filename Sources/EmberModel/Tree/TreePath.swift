@@ -14,10 +14,14 @@ public struct TreePath: Hashable, Sendable, CustomStringConvertible, Comparable 
 
     public init(unchecked segments: [String]) { self.segments = segments }
 
-    /// Parses a slash-separated path; every segment must be a valid key.
+    /// The first segment of the client's read-only connection state (`.info/connected`).
+    public static let infoKey = ".info"
+
+    /// Parses a slash-separated path; every segment must be a valid key, but the first may be
+    /// `.info` (Firebase's paths allow it there; writes under it are refused by `TreeLimits`).
     public init(parsing s: String, context: String = "path") throws {
         let parts = splitAtSlashes(s, omittingEmpty: true)
-        for p in parts {
+        for (i, p) in parts.enumerated() where !(i == 0 && p == TreePath.infoKey) {
             do { try TreeKey.validate(p, context: "key") } catch let e as EmberError {
                 throw EmberError.invalidArgument("Invalid \(context) '\(s)': \(e.message)")
             }

@@ -40,7 +40,12 @@ extension TreeLimits {
     /// Validates a multi-path write: each value at its path, and no path inside another
     /// (Firebase: "Path '/a' is an ancestor of '/a/b' and so it can't be updated at the same time").
     public static func validate(_ ops: [TreeWriteOp]) throws {
-        for op in ops { try validate(op.value, at: op.path) }
+        for op in ops {
+            if op.path.segments.first == TreePath.infoKey {
+                throw EmberError.invalidArgument("Invalid write location '\(op.path)': .info is read-only (the client's connection state).")
+            }
+            try validate(op.value, at: op.path)
+        }
         if ops.count > 1 {
             let sorted = ops.map { $0.path }.sorted()
             for i in 1..<sorted.count where sorted[i - 1].isAncestorOrSelf(of: sorted[i]) {

@@ -150,6 +150,7 @@ public final class RemoteTreeLink: TreeLink, RealtimeClientDelegate, @unchecked 
     // MARK: RealtimeClientDelegate
 
     public func realtimeConnected(_ client: RealtimeClient, serverTimeOffsetMillis: Double) {
+        self.client?.treeLink(self, serverTimeOffsetMillis: serverTimeOffsetMillis)
         guard let token else { return restored() }
         client.request("auth", .map(MapValue(["cred": .string(token)]))) { [weak self] status, _ in
             guard let self, status == "ok" else { return }

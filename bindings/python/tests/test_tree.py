@@ -407,3 +407,27 @@ def test_keys_and_strings_differing_only_in_normalization_are_distinct(durable, 
             assert db.reference("t").get() == {a: 1, b: 2, "f": 3}
         finally:
             db.close()
+
+
+def test_info_connected_follows_the_network_switch(db):
+    """`.info/connected` (and `.info/serverTimeOffset`): read at once, observed as the network
+    switch changes it; writes under `.info` are refused."""
+    connected = db.reference(".info/connected")
+    assert connected.get() is True
+    assert db.reference(".info/serverTimeOffset").get() == 0
+    seen, cv = [], threading.Condition()
+
+    def on(snap, _):
+        with cv:
+            seen.append(snap.value)
+            cv.notify_all()
+
+    handle = connected.observe(EventType.VALUE, on)
+    db.disable_network()
+    db.enable_network()
+    with cv:
+        assert cv.wait_for(lambda: len(seen) >= 3, 5), seen
+    assert seen[:3] == [True, False, True]
+    connected.remove_observer(handle)
+    with pytest.raises(ember.InvalidArgumentError, match="read-only"):
+        connected.set(False)
