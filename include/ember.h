@@ -664,6 +664,11 @@ const char *ember_ref_path(const ember_ref *ref);
  * is refused at once (invalid key, path or value, closed database).
  */
 
+/* Server values (Firebase's ServerValue) may stand for any value in a write, onDisconnect write
+ * or transaction result: {".sv": "timestamp"} (the server's clock in ms since 1970 when it applies
+ * the write) and {".sv": {"increment": N}} (the number there plus N, else N). Observers see the
+ * client's estimate at once (its clock plus .info/serverTimeOffset; its own number plus N). */
+
 /** Replaces the data at `ref` with one value (null removes it). */
 bool ember_ref_set(ember_ref *ref, ember_format format, const void *data, size_t len,
                    ember_write_cb cb, void *ctx, ember_error *err);

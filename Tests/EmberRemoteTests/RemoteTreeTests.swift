@@ -194,6 +194,28 @@ final class RemoteTreeTests: XCTestCase {
         XCTAssertEqual(seen.keys, ["false", "true", "false", "true"])
     }
 
+    func testServerValuesAreFilledInByTheServer() throws {
+        let (server, port) = try treeServer()
+        defer { server.stop() }
+        let ns = "sv" + UUID().uuidString.prefix(6).lowercased()
+        let writer = treeClient(port, ns: ns), reader = treeClient(port, ns: ns)
+        defer { writer.close(); reader.close() }
+        let post = try TreePath(parsing: "posts/p")
+        let acked = ChildLog()
+        let before = TreeServerValues.clockMillis()
+        for _ in 0..<3 {
+            try writer.treeWrite([TreeWriteOp(path: post.child("likes"), value: TreeServerValues.increment(.int(1))),
+                                  TreeWriteOp(path: post.child("at"), value: TreeServerValues.timestamp)]) { e in acked.add("\(String(describing: e))", nil) }
+        }
+        try acked.wait(seconds: 20) { $0.count == 3 }
+        XCTAssertEqual(acked.keys, ["nil", "nil", "nil"])
+        let after = TreeServerValues.clockMillis()
+        let value = try reader.treeGet(post, timeout: 10).value
+        XCTAssertEqual(value.child("likes"), .int(3), "each increment added on the server")
+        guard case .int(let at) = value.child("at") else { return XCTFail("a timestamp: \(value)") }
+        XCTAssertTrue((before...after).contains(at), "\(at) in \(before)...\(after)")
+    }
+
     func testATransactionTheRulesRefuseFailsWithPermissionDenied() throws {
         let (server, port) = try treeServer(rules: #"{"rules": {".read": true, "locked": {".write": false}}}"#)
         defer { server.stop() }

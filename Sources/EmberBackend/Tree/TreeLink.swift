@@ -34,7 +34,7 @@ extension TreeConnection: TreeLink {
         guard let path = ops.first?.path else { return write(id: id, ops) }
         write(id: id) { read in
             guard TreeHash.of(read(path)) == hash else { throw TreeLinkError.dataStale }
-            return ops
+            return TreeServerValues.resolve(ops, read: read, nowMillis: TreeServerValues.clockMillis()) ?? ops
         }
     }
 

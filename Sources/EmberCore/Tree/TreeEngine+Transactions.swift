@@ -77,10 +77,11 @@ extension TreeEngine {
         } catch {
             return finish(t, error as? EmberError ?? EmberError(.internal, "\(error)"), false, nil)
         }
-        let w = PendingWrite(id: id, ops: [op], completion: nil, expectedHash: TreeHash.of(base), transaction: t, hidden: !t.applyLocally)
+        let w = PendingWrite(id: id, ops: [op], completion: nil, expectedHash: TreeHash.of(base), transaction: t,
+                             hidden: !t.applyLocally, localOps: estimate([op]))
         track(w)
         if t.applyLocally {
-            changeLocal([t.path], fromLocalWrite: true) { local.set(t.path.segments[...], value) }
+            changeLocal([t.path], fromLocalWrite: true) { local.set(t.path.segments[...], w.shownOps[0].value) }
         }
         if isOnline { send(w) }
     }

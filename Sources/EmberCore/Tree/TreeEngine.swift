@@ -33,6 +33,10 @@ final class TreeEngine: TreeBackendClient, TreeLinkClient {
         var transaction: TreeTransaction? = nil
         /// Left out of `local` (a transaction run without local events).
         var hidden = false
+        /// What the client shows of `ops` when they hold server values (their estimate); nil:
+        /// `ops` as they are.
+        var localOps: [TreeWriteOp]? = nil
+        var shownOps: [TreeWriteOp] { localOps ?? ops }
     }
 
     let worker: DispatchQueue
@@ -110,8 +114,9 @@ final class TreeEngine: TreeBackendClient, TreeLinkClient {
         guard let store else { return }
         for p in store.completePaths() { storedComplete[p] = true }
         for (id, ops) in store.pendingWrites() {
-            track(PendingWrite(id: id, ops: ops, completion: nil))
-            for op in ops { local.set(op.path.segments[...], op.value) }
+            let w = PendingWrite(id: id, ops: ops, completion: nil, localOps: estimate(ops))
+            track(w)
+            for op in w.shownOps { local.set(op.path.segments[...], op.value) }
         }
         nextWriteId = max(store.lastWriteId(), pendingOrder.last ?? 0) + 1
         if online { sendPending() }
@@ -192,15 +197,24 @@ final class TreeEngine: TreeBackendClient, TreeLinkClient {
             } catch { throw EmberError.storage(error) }
         }
         nextWriteId += 1
-        track(PendingWrite(id: id, ops: ops, completion: completion))
+        let w = PendingWrite(id: id, ops: ops, completion: completion, localOps: estimate(ops))
+        track(w)
         changeLocal(ops.map { $0.path }, fromLocalWrite: true) {
-            for op in ops { local.set(op.path.segments[...], op.value) }
+            for op in w.shownOps { local.set(op.path.segments[...], op.value) }
         }
         if online {
             connection.write(id: id, ops)
             sentUpTo = id
         }
         return id
+    }
+
+    /// The client's estimate of `ops`' server values (nil when they have none): timestamps by
+    /// its clock plus `.info/serverTimeOffset`, increments over what it shows now.
+    func estimate(_ ops: [TreeWriteOp]) -> [TreeWriteOp]? {
+        var offset: Int64 = 0
+        if case .int(let ms) = info.value(at: [TreeEngine.infoKey, "serverTimeOffset"]) { offset = ms }
+        return TreeServerValues.resolve(ops, read: { local.value(at: $0.segments) }, nowMillis: TreeServerValues.clockMillis() + offset)
     }
 
     /// The node at `path` as the backend's `base` with every pending write applied over it.
@@ -214,7 +228,7 @@ final class TreeEngine: TreeBackendClient, TreeLinkClient {
         for id in ids {
             let w = pending[id]!
             if w.hidden { continue }
-            for op in w.ops {
+            for op in w.shownOps {
                 if op.path.isAncestorOrSelf(of: path) {
                     result = op.value.value(at: op.path.relative(path))
                 } else if path.isAncestor(of: op.path) {
@@ -304,7 +318,8 @@ final class TreeEngine: TreeBackendClient, TreeLinkClient {
                 // A set, not `paths.contains`: an update of n children is n ops on both sides.
                 var seen = Set(paths)
                 for op in w.ops where seen.insert(op.path).inserted { paths.append(op.path) }
-                acked = listenedParts(of: w.ops)
+                // (Not for server values: the client's estimate is not the backend's state.)
+                acked = w.localOps == nil ? listenedParts(of: w.ops) : []
                 if !ops.isEmpty && !acked.isEmpty {
                     // Where the backend sent an op at the same path (it listened there), that op
                     // is the state: skip the copy (the usual case; saves a second store write).

@@ -1,5 +1,5 @@
 /// Responsible for: what may be written into the tree: every key valid (TreeKey), numbers
-/// finite, and the written value's depth plus its path's at most 32 levels (SEMANTICS.md;
+/// finite, server values' placeholders well formed (TreeServerValues), nothing under `.info`, and the written value's depth plus its path's at most 32 levels (SEMANTICS.md;
 /// Firebase `validateFirebaseData`).
 ///
 ///     try TreeLimits.validate(value, at: path)
@@ -16,6 +16,11 @@ public enum TreeLimits {
         switch v {
         case .double(let d) where !d.isFinite:
             throw EmberError.invalidArgument("Invalid value at '\(path)': \(d) is not a valid number (NaN and infinities cannot be stored).")
+        case .object(let o) where try TreeServerValues.kind(o) != nil:
+            // A server value's placeholder stands for a leaf.
+            if depth > maxDepth {
+                throw EmberError.invalidArgument("Invalid value at '\(path)': the tree is at most \(maxDepth) levels deep (path and value together).")
+            }
         case .object(let o):
             if depth + 1 > maxDepth {
                 throw EmberError.invalidArgument("Invalid value at '\(path)': the tree is at most \(maxDepth) levels deep (path and value together).")

@@ -182,21 +182,8 @@ struct TreeInput: Sendable {
         for p in timestamps { v.set(p[...], .int(nowMillis)) }
         for (p, delta) in increments {
             let current = read(base.appending(TreePath(unchecked: p)))
-            v.set(p[...], TreeInput.add(current, delta))
+            v.set(p[...], TreeServerValues.add(current, delta))
         }
         return v
-    }
-
-    /// current + delta for numbers (integers while they fit, else doubles); delta otherwise.
-    static func add(_ current: TreeValue, _ delta: TreeValue) -> TreeValue {
-        switch (current, delta) {
-        case (.int(let a), .int(let b)):
-            let (s, overflow) = a.addingReportingOverflow(b)
-            return overflow ? .double(Double(a) + Double(b)) : .int(s)
-        case (.int(let a), .double(let b)): return .double(Double(a) + b)
-        case (.double(let a), .int(let b)): return .double(a + Double(b))
-        case (.double(let a), .double(let b)): return .double(a + b)
-        default: return delta
-        }
     }
 }

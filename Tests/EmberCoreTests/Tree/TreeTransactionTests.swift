@@ -198,3 +198,16 @@ func writeAndWaitTree(_ c: EmberClient, _ ops: [TreeWriteOp], file: StaticString
     }
     XCTAssertTrue(sem.wait(seconds: 10), "acknowledged", file: file, line: line)
 }
+
+extension TreeTransactionTests {
+    func testAServerValueInATransactionIsFilledIn() throws {
+        let c = EmberClient()
+        defer { c.close() }
+        let before = TreeServerValues.clockMillis()
+        let r = try run(c, "at") { _ in .write(TreeServerValues.timestamp) }
+        XCTAssertEqual(r?.committed, true)
+        guard case .int(let at)? = r?.value else { return XCTFail("a number: \(String(describing: r?.value))") }
+        XCTAssertTrue((before...TreeServerValues.clockMillis()).contains(at))
+        XCTAssertEqual(c.backend.readTree(tp("at")), .int(at))
+    }
+}

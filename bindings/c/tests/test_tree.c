@@ -784,9 +784,38 @@ static void tree_transactions(void) {
     latch_destroy(&t.done);
 }
 
+/* Server values in C writes: {".sv": "timestamp"} and {".sv": {"increment": n}} are filled in
+ * when the backend applies the write; a malformed one is refused at once. */
+static void server_values(void) {
+    ember_error err;
+    ember_db *db = open_db();
+    ember_ref *likes = ember_ref_new(db, "post/likes", &err);
+    ember_ref *at = ember_ref_new(db, "post/at", &err);
+    latch acked;
+    latch_init(&acked);
+    CHECK(ember_ref_set(likes, EMBER_FORMAT_JSON, "{\".sv\":{\"increment\":2}}", EMBER_NTS, latch_write_cb, &acked, &err)); CHECK_OK(err);
+    CHECK(ember_ref_set(likes, EMBER_FORMAT_JSON, "{\".sv\":{\"increment\":3}}", EMBER_NTS, latch_write_cb, &acked, &err)); CHECK_OK(err);
+    CHECK(ember_ref_set(at, EMBER_FORMAT_JSON, "{\".sv\":\"timestamp\"}", EMBER_NTS, latch_write_cb, &acked, &err)); CHECK_OK(err);
+    CHECK(latch_wait(&acked, 3) && acked.last_code == EMBER_OK);
+    char *json = ember_ref_get(likes, EMBER_FORMAT_JSON, NULL, &err);
+    CHECK(json && strcmp(json, "5") == 0);
+    ember_free(json);
+    json = ember_ref_get(at, EMBER_FORMAT_JSON, NULL, &err);
+    CHECK(json && strtoll(json, NULL, 10) > 1700000000000LL);
+    ember_free(json);
+    CHECK(!ember_ref_set(at, EMBER_FORMAT_JSON, "{\".sv\":\"tomorrow\"}", EMBER_NTS, NULL, NULL, &err));
+    CHECK_ERR(err, EMBER_ERR_INVALID_ARGUMENT);
+    CHECK(strstr(err.message, "Invalid server value") != NULL);
+    ember_ref_release(likes);
+    ember_ref_release(at);
+    ember_db_release(db);
+    latch_destroy(&acked);
+}
+
 void run_tree(void) {
     RUN(on_disconnect_writes);
     RUN(tree_transactions);
+    RUN(server_values);
     RUN(observe_right_after_set);
     RUN(refs_and_keys);
     RUN(writes_and_reads);

@@ -431,3 +431,18 @@ def test_info_connected_follows_the_network_switch(db):
     connected.remove_observer(handle)
     with pytest.raises(ember.InvalidArgumentError, match="read-only"):
         connected.set(False)
+
+
+def test_server_values_are_filled_in(db):
+    """ember.ServerValue.TIMESTAMP and increment(n) in tree writes: filled in when applied."""
+    before = int(time.time() * 1000)
+    post = db.reference("posts/p")
+    post.set({"at": ember.ServerValue.TIMESTAMP, "likes": ember.ServerValue.increment(2)}).wait()
+    post.child("likes").set(ember.ServerValue.increment(3)).wait()
+    value = post.get()
+    assert before <= value["at"] <= int(time.time() * 1000) + 1
+    assert value["likes"] == 5
+    with pytest.raises(ember.InvalidArgumentError, match="Invalid server value"):
+        post.child("x").set({".sv": "tomorrow"})
+    with pytest.raises(ember.InvalidArgumentError):
+        ember.ServerValue.increment("1")

@@ -19,7 +19,7 @@ from ._documents import (DocumentChange, DocumentSnapshot, QuerySnapshot, Snapsh
 from ._client import (CACHE_SIZE_UNLIMITED, Client, DocumentReference, PersistentCacheIndexManager, Transaction,
                       WriteBatch, transactional)
 from ._query import AggregateQuery, AggregationResult, CollectionGroup, CollectionReference, Query
-from ._tree import DataSnapshot, EventType, Reference, TreeQuery
+from ._tree import DataSnapshot, EventType, Reference, ServerValue, TreeQuery
 from ._async import (AsyncClient, AsyncCollectionReference, AsyncDocumentReference, AsyncQuery, AsyncTransaction,
                      AsyncWriteBatch, AsyncWriteResult, SnapshotStream, async_transactional)
 
@@ -32,6 +32,7 @@ __version__ = _ember.VERSION
 Batch = WriteBatch
 
 __all__ = [
+    "ServerValue",
     "Client", "AsyncClient", "DocumentReference", "CollectionReference", "CollectionGroup", "Query",
     "AggregateQuery", "AggregationResult", "DocumentSnapshot", "QuerySnapshot", "DocumentChange",
     "SnapshotMetadata", "Watch", "WriteResult", "WriteBatch", "Transaction", "transactional",

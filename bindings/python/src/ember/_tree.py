@@ -153,6 +153,25 @@ class TreeQuery:
         return f"<ember.TreeQuery {self._ref.path}>"
 
 
+class ServerValue:
+    """Placeholders in tree writes that the server (or the in-process backend) fills in when it
+    applies the write, as the Realtime Database's `{".sv": ...}` values: `TIMESTAMP` (its clock,
+    ms since 1970) and `increment(n)` (the number there plus n). Until then the writer shows its
+    estimate (its clock plus `.info/serverTimeOffset`; its own number plus n).
+
+        ref.child("lastOnline").on_disconnect().set(ember.ServerValue.TIMESTAMP)
+        ref.child("likes").set(ember.ServerValue.increment(1))
+    """
+
+    TIMESTAMP: Dict[str, Any] = {".sv": "timestamp"}
+
+    @staticmethod
+    def increment(delta: Any) -> Dict[str, Any]:
+        if isinstance(delta, bool) or not isinstance(delta, (int, float)):
+            raise InvalidArgumentError(f"ServerValue.increment(delta): expected a number, not {type(delta).__name__}")
+        return {".sv": {"increment": delta}}
+
+
 class _Transaction:
     """One transaction's state between the event thread (which runs the update function and
     the completion through the C extension) and the thread waiting in Reference.transaction."""
