@@ -216,6 +216,54 @@ final class RemoteTreeTests: XCTestCase {
         XCTAssertTrue((before...after).contains(at), "\(at) in \(before)...\(after)")
     }
 
+    func testAResumedListenBringsOnlyWhatChanged() throws {
+        let (server, port) = try treeServer()
+        defer { server.stop() }
+        let ns = "resume" + UUID().uuidString.prefix(6).lowercased()
+        let writer = treeClient(port, ns: ns)
+        defer { writer.close() }
+        var settings = RealtimeClient.Settings(host: "127.0.0.1", port: port, namespace: ns)
+        settings.initialBackoff = 0.05
+        let endpoint = KeptLinkEndpoint(settings: settings)
+        let reader = EmberClient(persistence: MemoryPersistence(), backend: Backend(persistence: MemoryPersistence()), tree: endpoint)
+        defer { reader.close() }
+        let list = try TreePath(parsing: "list")
+        var children: [String: TreeValue] = [:]
+        for i in 0..<10_000 { children[PushId.next()] = .object(TreeObject(["i": .int(Int64(i))])) }
+        let acked = ChildLog()
+        try writer.treeWrite([TreeWriteOp(path: list, value: .object(TreeObject(children)))]) { _ in acked.add("set", nil) }
+        try acked.wait(seconds: 30) { $0.count == 1 }
+        let added = ChildLog()
+        _ = try reader.treeObserve(list, type: .childAdded) { e in if case .event(_, let s, _) = e { added.add(s.key!, nil) } }
+        try added.wait(seconds: 60) { $0.count == 10_000 }
+        let first = endpoint.childrenReceived
+        XCTAssertGreaterThanOrEqual(first, 10_000, "the first listen brings the list")
+
+        // Away and back with nothing changed: the hash matches, nothing is sent. (A write's
+        // acknowledgement follows the listen's answer on the connection.)
+        try reader.disableNetwork()
+        try reader.enableNetwork()
+        try reader.treeWrite([TreeWriteOp(path: try TreePath(parsing: "elsewhere"), value: .int(1))]) { _ in acked.add("mark", nil) }
+        try acked.wait(seconds: 30) { $0.count == 2 }
+        XCTAssertEqual(endpoint.childrenReceived, first, "an unchanged list is not sent again")
+
+        // Away while 10 children are pushed: only the last range and the new children come.
+        try reader.disableNetwork()
+        for i in 0..<10 {
+            let key = PushId.next()
+            children[key] = .object(TreeObject(["new": .int(Int64(i))]))
+            try writer.treeWrite([TreeWriteOp(path: list.child(key), value: children[key]!)]) { _ in acked.add("push", nil) }
+        }
+        try acked.wait(seconds: 30) { $0.count == 12 }
+        try reader.enableNetwork()
+        try added.wait(seconds: 30) { $0.count == 10_010 }
+        XCTAssertLessThanOrEqual(endpoint.childrenReceived - first, 20, "children sent to resume")
+        XCTAssertEqual(Set(added.keys).count, 10_010, "every child once")
+        // The client's copy (read offline) is the server's list.
+        try reader.disableNetwork()
+        XCTAssertEqual(try reader.treeGet(list, timeout: 10).value, .object(TreeObject(children)))
+    }
+
     func testATransactionTheRulesRefuseFailsWithPermissionDenied() throws {
         let (server, port) = try treeServer(rules: #"{"rules": {".read": true, "locked": {".write": false}}}"#)
         defer { server.stop() }
@@ -341,5 +389,25 @@ final class OnDisconnectTests: XCTestCase {
         let deadline = Date().addingTimeInterval(10)
         while (try b.treeGet(path, timeout: 10).value) != .null && Date() < deadline { usleep(10_000) }
         XCTAssertEqual(try b.treeGet(path, timeout: 10).value, .null)
+    }
+}
+
+/// Responsible for: a `RemoteTreeEndpoint` that keeps its links, so a test can read what they
+/// received (`RemoteTreeLink.childrenReceived`, read on the link's queue).
+final class KeptLinkEndpoint: TreeEndpoint, @unchecked Sendable {
+    let settings: RealtimeClient.Settings
+    private var links: [(RemoteTreeLink, DispatchQueue)] = []
+    private let lock = NSLock()
+
+    init(settings: RealtimeClient.Settings) { self.settings = settings }
+
+    func openTreeLink(client: any TreeLinkClient, queue: DispatchQueue) -> any TreeLink {
+        let link = RemoteTreeLink(settings: settings, client: client, queue: queue)
+        lock.withLock { links.append((link, queue)) }
+        return link
+    }
+
+    var childrenReceived: Int {
+        lock.withLock { links }.reduce(0) { sum, l in sum + l.1.sync { l.0.childrenReceived } }
     }
 }

@@ -5,8 +5,10 @@ import EmberModel
 /// authoritative tree: the in-process backend (`TreeConnection`) or a server (EmberRemote's
 /// `RemoteTreeLink`). Events come back as `TreeBackendEvent`s, in order, on the client's queue.
 public protocol TreeLink: AnyObject {
-    /// Starts listening at `path`: a `.listenResult` for it, then `.change` events.
-    func listen(_ path: TreePath, windows: [TreeQuery])
+    /// Starts listening at `path`: a `.listenResult` for it, then `.change` events. `cached`:
+    /// the node the client holds there from before (a resume), which a server need not send
+    /// again (`TreeRanges`); nil when the client knows nothing there.
+    func listen(_ path: TreePath, windows: [TreeQuery], cached: TreeValue?)
     func unlisten(_ path: TreePath)
     /// Sends a write; its `.change` with `ack: id`, or `.rejected`, follows.
     func write(id: Int64, _ ops: [TreeWriteOp])
@@ -30,6 +32,9 @@ public enum TreeLinkError {
 }
 
 extension TreeConnection: TreeLink {
+    /// The in-process backend answers with its node (nothing to save on a function call).
+    public func listen(_ path: TreePath, windows: [TreeQuery], cached: TreeValue?) { listen(path, windows: windows) }
+
     public func write(id: Int64, _ ops: [TreeWriteOp], ifHash hash: String) {
         guard let path = ops.first?.path else { return write(id: id, ops) }
         write(id: id) { read in

@@ -394,7 +394,13 @@ final class TreeEngine: TreeBackendClient, TreeLinkClient {
     func addListen(_ path: TreePath, window: TreeQuery? = nil) {
         let n = listenCounts[path] ?? 0
         listenCounts[path] = n + 1
-        if n == 0 && online && !TreeEngine.isInfo(path) { connection.listen(path, windows: window.map { [$0] } ?? []) }
+        if n == 0 && online && !TreeEngine.isInfo(path) { connection.listen(path, windows: window.map { [$0] } ?? [], cached: known(path)) }
+    }
+
+    /// The backend's node at `path` as this client last heard it, when it has heard it whole
+    /// (a listen resumed with it need not bring it again); nil otherwise.
+    func known(_ path: TreePath) -> TreeValue? {
+        complete.hasAncestorOrSelf(of: path) ? cache.value(at: path.segments) : nil
     }
 
     /// Before an observer starts at `path`: when the client knows nothing live there but its
@@ -499,7 +505,7 @@ final class TreeEngine: TreeBackendClient, TreeLinkClient {
     private func resume() {
         for p in listenedPaths {
             let windows = (viewsByPath[p] ?? []).filter { !$0.initialized && $0.query.isLimited }.map { $0.query }
-            connection.listen(p, windows: windows)
+            connection.listen(p, windows: windows, cached: known(p))
         }
         sendPending()
         sendOnDisconnect()

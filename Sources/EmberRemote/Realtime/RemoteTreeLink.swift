@@ -17,6 +17,12 @@ public final class RemoteTreeLink: TreeLink, RealtimeClientDelegate, @unchecked 
     private let token: String?
     /// Listened paths whose data has not come yet since they were (re)listened.
     private var awaitingFirst: Set<TreePath> = []
+    /// What the client held at each listened path when it (re)listened (its hash went with the
+    /// listen: the server sends nothing, or only the ranges that changed).
+    private var resumedFrom: [TreePath: TreeValue] = [:]
+    /// Children received in listens' first answers (whole nodes or ranges), for the resume
+    /// benchmark and tests. Read on the link's queue.
+    public private(set) var childrenReceived = 0
     private var listened: Set<TreePath> = []
     private var closed = false
 
@@ -28,19 +34,40 @@ public final class RemoteTreeLink: TreeLink, RealtimeClientDelegate, @unchecked 
         queue.async { [self] in if !closed { realtime.start() } }
     }
 
-    public func listen(_ path: TreePath, windows: [TreeQuery]) {
+    public func listen(_ path: TreePath, windows: [TreeQuery], cached: TreeValue?) {
         listened.insert(path)
         awaitingFirst.insert(path)
-        realtime.request("q", .map(MapValue(["p": .string(path.description), "h": .string("")]))) { [weak self] status, data in
-            guard let self, !self.closed, status != "ok", status != "disconnected" else { return }
-            self.revoked(path, status, data)
+        var body: [String: Value] = ["p": .string(path.description), "h": .string(cached.map { TreeHash.of($0) } ?? "")]
+        resumedFrom[path] = cached
+        if let cached {
+            let points = TreeRanges.splitPoints(cached)
+            if !points.isEmpty {
+                body["ch"] = .map(MapValue(["ps": .array(points.map { .string($0) }),
+                                            "hs": .array(TreeRanges.hashes(cached, points: points).map { .string($0) })]))
+            }
         }
+        realtime.request("q", .map(MapValue(body))) { [weak self] status, data in
+            guard let self, !self.closed, status != "disconnected" else { return }
+            guard status == "ok" else { return self.revoked(path, status, data) }
+            // No data before the `ok`: the server's node hashes as the client's copy.
+            if self.awaitingFirst.contains(path), let cached = self.resumedFrom[path] {
+                self.first(path, cached)
+            }
+        }
+    }
+
+    /// The first answer of a listen: the node at `path` now.
+    private func first(_ path: TreePath, _ value: TreeValue) {
+        awaitingFirst.remove(path)
+        resumedFrom[path] = nil
+        client?.treeLink(self, didSend: .listenResult(path: path, value: value, windows: []))
     }
 
     /// A listen the server refused or revoked: forgotten, its observers told.
     private func revoked(_ path: TreePath, _ status: String, _ data: Value) {
         guard listened.remove(path) != nil else { return }
         awaitingFirst.remove(path)
+        resumedFrom[path] = nil
         var message = status == "permission_denied" ? "Client doesn't have permission to access the desired data." : "The server refused the listen (\(status))"
         if case .string(let s) = data, status != "permission_denied" { message += ": \(s)" }
         client?.treeLink(self, didSend: .listenRevoked(path: path, error: EmberError(status == "permission_denied" ? .permissionDenied : .unavailable, message)))
@@ -49,6 +76,7 @@ public final class RemoteTreeLink: TreeLink, RealtimeClientDelegate, @unchecked 
     public func unlisten(_ path: TreePath) {
         listened.remove(path)
         awaitingFirst.remove(path)
+        resumedFrom[path] = nil
         realtime.request("n", .map(MapValue(["p": .string(path.description)])))
     }
 
@@ -160,6 +188,7 @@ public final class RemoteTreeLink: TreeLink, RealtimeClientDelegate, @unchecked 
 
     private func restored() {
         awaitingFirst = listened
+        resumedFrom.removeAll()
         client?.treeLinkRestored(self)
     }
 
@@ -173,8 +202,9 @@ public final class RemoteTreeLink: TreeLink, RealtimeClientDelegate, @unchecked 
         switch action {
         case "d":
             let value = (try? TreeValue(json: data)) ?? .null
-            if awaitingFirst.remove(path) != nil {
-                self.client?.treeLink(self, didSend: .listenResult(path: path, value: value, windows: []))
+            if awaitingFirst.contains(path) {
+                childrenReceived += max(1, value.childCount)
+                first(path, value)
             } else {
                 self.client?.treeLink(self, didSend: .change(ops: [TreeWriteOp(path: path, value: value)], ack: nil))
             }
@@ -186,6 +216,18 @@ public final class RemoteTreeLink: TreeLink, RealtimeClientDelegate, @unchecked 
                 ops.append(TreeWriteOp(path: path.appending(sub), value: (try? TreeValue(json: v)) ?? .null))
             }
             if !ops.isEmpty { self.client?.treeLink(self, didSend: .change(ops: ops, ack: nil)) }
+        case "rm":
+            // The ranges of the node that changed since the client's copy (`TreeRanges`).
+            guard case .array(let items) = data, awaitingFirst.contains(path), let cached = resumedFrom[path] else { return }
+            var ranges: [TreeRanges.Range] = []
+            for item in items {
+                guard case .map(let r) = item else { continue }
+                func key(_ v: Value?) -> String? { if case .string(let s)? = v { return s }; return nil }
+                let m = (try? TreeValue(json: r["m"] ?? .null)) ?? .null
+                childrenReceived += m.childCount
+                ranges.append(TreeRanges.Range(start: key(r["s"]), end: key(r["e"]), data: m))
+            }
+            first(path, TreeRanges.merge(cached, ranges))
         case "c":
             revoked(path, "permission_denied", .null)
         default:

@@ -3,7 +3,8 @@
 Responsible for: the server side of the protocol as firebase-js-sdk speaks it: the hello, pings,
 the client's keep-alive "0", stats, gauth (the admin's `owner`), auth with a bad token; listens
 (the data pushed before the `ok`), overwrites and merges pushed in order, unlisten; tagged
-queries; gets; puts and merges; compare-and-set hashes (`datastale`); onDisconnect writes run
+queries; resumed listens (`h` matching: no data; `ch`: an `rm` of the changed ranges); gets; puts
+and merges; compare-and-set hashes (`datastale`); onDisconnect writes run
 when a peer drops; long messages split into counted frames both ways; rules: a refused listen,
 a listen revoked with `c` when the rules change, a refused write.
 """
@@ -106,6 +107,29 @@ def test_compare_and_set(client):
     # An empty location's hash is "".
     assert client.request("p", {"p": "/new", "d": 1, "h": ""}) == ("ok", {})
     assert client.request("p", {"p": "/new", "d": 2, "h": ""})[0] == "datastale"
+
+
+def test_a_resumed_listen_sends_nothing_or_the_changed_ranges(client):
+    """A listen with the hash of the client's copy (`h`) gets no data when it matches; with a
+    compound hash (`ch`: range end keys and range hashes, Ember's TreeRanges) only the ranges
+    whose hash differs, as an `rm` push of {s, e, m} before the ok."""
+    client.request("p", {"p": "/r", "d": 7})
+    assert client.request("q", {"p": "/r", "h": number_hash(7)}) == ("ok", {})
+    assert client.no_push(0.2), "an unchanged value is not sent"
+    assert client.request("q", {"p": "/r", "h": number_hash(8)}) == ("ok", {})
+    assert client.push() == {"a": "d", "b": {"p": "/r", "d": 7}}, "a stale copy gets the value"
+    client.request("n", {"p": "/r"})
+
+    def obj_hash(d):     # the SDKs' hash of an object of numbers, keys in key order
+        text = "".join(f":{k}:{number_hash(v)}" for k, v in sorted(d.items()))
+        return base64.b64encode(hashlib.sha1(text.encode()).digest()).decode()
+
+    client.request("p", {"p": "/big", "d": {"a": 1, "b": 2, "c": 3, "d": 4}})
+    mine = {"a": 1, "b": 2, "c": 30}               # c changed, d added since
+    body = {"p": "/big", "h": obj_hash(mine),
+            "ch": {"ps": ["a", "b"], "hs": [obj_hash({"a": 1}), obj_hash({"b": 2}), obj_hash({"c": 30})]}}
+    assert client.request("q", body) == ("ok", {})
+    assert client.push() == {"a": "rm", "b": {"p": "/big", "d": [{"s": "b", "e": None, "m": {"c": 3, "d": 4}}]}}
 
 
 def test_on_disconnect_runs_when_the_peer_drops(port, ns):

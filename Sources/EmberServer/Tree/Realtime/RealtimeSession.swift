@@ -241,7 +241,7 @@ final class RealtimeSession: ChannelInboundHandler, @unchecked Sendable {
         if let t = b["t"], query != nil { tag = ValueJSON.render(t, plain: true) }
         // The data goes before the `ok` (an `ok` first would show the client an empty value).
         await withCheckedContinuation { (first: CheckedContinuation<Void, Never>) in
-            let sink = RealtimeListen(session: self, path: path, tag: tag, query: b["q"], first: first)
+            let sink = RealtimeListen(session: self, path: path, tag: tag, query: b["q"], resume: query == nil ? RealtimeResume(b) : nil, first: first)
             let watch = TreeWatch(request: request, sink: sink, queue: queue)
             lock.withLock { listens[key] = (watch, sink) }
             watch.start(backend: backend)
@@ -395,17 +395,38 @@ final class RealtimeListen: TreeWatchSink, @unchecked Sendable {
     let path: TreePath
     let tag: String?
     let query: Value?
+    /// What the client holds already (a plain listen's `h` and `ch`), for its first answer.
+    private var resume: RealtimeResume?
     private var first: CheckedContinuation<Void, Never>?
 
-    init(session: RealtimeSession, path: TreePath, tag: String?, query: Value?, first: CheckedContinuation<Void, Never>) {
+    init(session: RealtimeSession, path: TreePath, tag: String?, query: Value?, resume: RealtimeResume?, first: CheckedContinuation<Void, Never>) {
         self.session = session
         self.path = path
         self.tag = tag
         self.query = query
+        self.resume = resume
         self.first = first
     }
 
     func watch(_ watch: TreeWatch, put rel: ArraySlice<String>, _ value: TreeValue) {
+        if let r = resume, rel.isEmpty {
+            // The first answer: nothing when the client's copy hashes the same, the ranges that
+            // differ when it sent them (`TreeRanges`), else the whole node.
+            resume = nil
+            if r.hash == TreeHash.of(value) { return release() }
+            if !r.points.isEmpty, case .object = value {
+                var data = "["
+                for (i, range) in TreeRanges.differing(value, points: r.points, hashes: r.hashes).enumerated() {
+                    data += (i == 0 ? "{\"s\":" : ",{\"s\":")
+                    if let s = range.start { TreeJSON.quote(s, into: &data) } else { data += "null" }
+                    data += ",\"e\":"
+                    if let e = range.end { TreeJSON.quote(e, into: &data) } else { data += "null" }
+                    data += ",\"m\":" + TreeJSON.render(range.data) + "}"
+                }
+                return push("rm", rel, data + "]")
+            }
+        }
+        resume = nil
         push("d", rel, TreeJSON.render(value))
     }
 
@@ -436,5 +457,29 @@ final class RealtimeListen: TreeWatchSink, @unchecked Sendable {
     private func release() {
         first?.resume()
         first = nil
+    }
+}
+
+/// Responsible for: what a client resuming a plain listen says it holds: the hash of its copy
+/// (`h`) and, for a large node, its compound hash (`ch`: range end keys `ps`, range hashes `hs`).
+struct RealtimeResume: Sendable {
+    let hash: String
+    let points: [String]
+    let hashes: [String]
+
+    /// nil when the client holds nothing (`h` absent or "").
+    init?(_ b: MapValue) {
+        guard case .string(let h)? = b["h"], !h.isEmpty else { return nil }
+        hash = h
+        var points: [String] = [], hashes: [String] = []
+        if case .map(let ch)? = b["ch"], case .array(let ps)? = ch["ps"], case .array(let hs)? = ch["hs"], hs.count == ps.count + 1 {
+            // Ember's points are child keys; another client's deeper paths ("/a/b", Android's
+            // compound hash) are not understood here: the whole node goes instead.
+            for p in ps { if case .string(let s) = p, !s.contains("/") { points.append(s) } }
+            for h in hs { if case .string(let s) = h { hashes.append(s) } }
+            if points.count != ps.count || hashes.count != hs.count { points = []; hashes = [] }
+        }
+        self.points = points
+        self.hashes = hashes
     }
 }
