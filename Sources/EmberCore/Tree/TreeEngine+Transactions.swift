@@ -1,3 +1,4 @@
+import Dispatch
 import EmberModel
 import EmberBackend
 
@@ -99,7 +100,14 @@ extension TreeEngine {
         if t.retries >= TreeTransaction.maxRetries {
             return finish(t, EmberError(.aborted, "The transaction had too many retries"), false, local.value(at: t.path.segments))
         }
-        attempt(t)
+        // Clients contending for one location would otherwise retry in step and keep losing
+        // to the fastest: each waits a random while, up to 2^retries ms (at most 50 ms).
+        let delay = Double.random(in: 0...min(0.001 * Double(1 << min(t.retries, 6)), 0.05))
+        worker.asyncAfter(deadline: .now() + .microseconds(Int(delay * 1_000_000))) { [self] in
+            guard !t.finished else { return }
+            if closed { return finish(t, EmberError(.cancelled, "The database was closed before the transaction completed."), false, nil) }
+            attempt(t)
+        }
     }
 
     private func finish(_ t: TreeTransaction, _ error: EmberError?, _ committed: Bool, _ value: TreeValue?) {
