@@ -264,6 +264,76 @@ final class RemoteTreeTests: XCTestCase {
         XCTAssertEqual(try reader.treeGet(list, timeout: 10).value, .object(TreeObject(children)))
     }
 
+    /// Events of one observer as compact strings ("+key prev", "-key", "=key", "value a,b").
+    private func watch(_ c: EmberClient, _ path: TreePath, _ query: TreeQuery, _ types: [TreeEventType], into log: ChildLog) throws -> [ListenerToken] {
+        try types.map { type in
+            try c.treeObserve(path, query: query, type: type) { e in
+                guard case .event(let t, let s, let prev) = e else { return log.add("cancelled", nil) }
+                switch t {
+                case .childAdded: log.add("+\(s.key!) \(prev ?? "-")", nil)
+                case .childRemoved: log.add("-\(s.key!)", nil)
+                case .childChanged: log.add("=\(s.key!)", nil)
+                case .childMoved: log.add(">\(s.key!) \(prev ?? "-")", nil)
+                case .value: log.add("value " + s.children.map { $0.key! }.joined(separator: ","), nil)
+                }
+            }.token
+        }
+    }
+
+    func testALimitedQueryBringsOnlyItsWindow() throws {
+        let (server, port) = try treeServer()
+        defer { server.stop() }
+        let ns = "win" + UUID().uuidString.prefix(6).lowercased()
+        let writer = treeClient(port, ns: ns)
+        defer { writer.close() }
+        var settings = RealtimeClient.Settings(host: "127.0.0.1", port: port, namespace: ns)
+        settings.initialBackoff = 0.05
+        let endpoint = KeptLinkEndpoint(settings: settings)
+        let reader = EmberClient(persistence: MemoryPersistence(), backend: Backend(persistence: MemoryPersistence()), tree: endpoint)
+        defer { reader.close() }
+        let list = try TreePath(parsing: "list")
+        var children: [String: TreeValue] = [:]
+        for i in 0..<1_000 { children[String(format: "k%04d", i)] = .object(TreeObject(["score": .int(Int64(i % 100))])) }
+        let acked = ChildLog()
+        try writer.treeWrite([TreeWriteOp(path: list, value: .object(TreeObject(children)))]) { _ in acked.add("set", nil) }
+        try acked.wait(seconds: 30) { $0.count == 1 }
+
+        let last = ChildLog()
+        let tokens = try watch(reader, list, try TreeQuery().limit(3, .last), [.childAdded, .childRemoved, .value], into: last)
+        try last.wait { $0.count == 4 }
+        XCTAssertEqual(last.keys, ["+k0997 -", "+k0998 k0997", "+k0999 k0998", "value k0997,k0998,k0999"])
+        XCTAssertLessThanOrEqual(endpoint.childrenReceived, 3, "only the window came")
+
+        // A push from elsewhere: the oldest leaves the window, the new child joins it.
+        try writer.treeWrite([TreeWriteOp(path: list.child("k1000"), value: .object(TreeObject(["score": .int(5)])))])
+        try last.wait { $0.count == 7 }
+        XCTAssertEqual(Array(last.keys.suffix(3)), ["-k0997", "+k1000 k0999", "value k0998,k0999,k1000"])
+        // The reader's own write shows at once, in its window.
+        try reader.treeWrite([TreeWriteOp(path: list.child("k1001"), value: .object(TreeObject(["score": .int(1)])))])
+        try last.wait { $0.count == 10 }
+        XCTAssertEqual(Array(last.keys.suffix(3)), ["-k0998", "+k1001 k1000", "value k0999,k1000,k1001"])
+
+        // A ranged query by child beside it; then a whole-location observer; then it goes.
+        let ranged = ChildLog()
+        let query = try TreeQuery().orderBy(.child(try TreePath(parsing: "score"))).start(.at, .int(98), key: nil).limit(4, .first)
+        _ = try watch(reader, list, query, [.value], into: ranged)
+        try ranged.wait { $0.count == 1 }
+        XCTAssertEqual(ranged.keys, ["value k0098,k0198,k0298,k0398"])
+        let whole = ChildLog()
+        let wholeTokens = try watch(reader, list, TreeQuery(), [.value], into: whole)
+        try whole.wait(seconds: 20) { $0.count == 1 }
+        XCTAssertEqual(whole.keys.first?.split(separator: ",").count, 1_002)
+        wholeTokens.forEach { $0.remove() }
+        try writer.treeWrite([TreeWriteOp(path: list.child("k0098"), value: .null)])
+        try ranged.wait { $0.count == 2 }
+        XCTAssertEqual(ranged.keys.last, "value k0198,k0298,k0398,k0498")
+        try last.wait { $0.count == 10 }
+        XCTAssertEqual(last.keys.count, 10, "the window of the last three did not change")
+        tokens.forEach { $0.remove() }
+        XCTAssertEqual(try reader.treeGet(list, query: try TreeQuery().limit(2, .last), timeout: 10).value,
+                       .object(TreeObject(["k1000": .object(TreeObject(["score": .int(5)])), "k1001": .object(TreeObject(["score": .int(1)]))])))
+    }
+
     func testATransactionTheRulesRefuseFailsWithPermissionDenied() throws {
         let (server, port) = try treeServer(rules: #"{"rules": {".read": true, "locked": {".write": false}}}"#)
         defer { server.stop() }

@@ -17,6 +17,10 @@ public enum TreeBackendEvent: Sendable {
     /// The listen at `path` is refused, or no longer allowed (a server's rules): its observers
     /// end with `error`. The in-process backend never sends it.
     case listenRevoked(path: TreePath, error: EmberError)
+    /// The children a tagged query listen (`TreeLink.listen(_:query:tag:)`) selects now: the
+    /// whole window each time it changes, first when the listen is answered. Only a server's
+    /// link sends it.
+    case window(tag: Int, value: TreeValue)
 }
 
 /// Responsible for: receiving a tree connection's events. Called on the queue given to `connectTree`.

@@ -10,6 +10,12 @@ public protocol TreeLink: AnyObject {
     /// again (`TreeRanges`); nil when the client knows nothing there.
     func listen(_ path: TreePath, windows: [TreeQuery], cached: TreeValue?)
     func unlisten(_ path: TreePath)
+    /// Whether the server can answer `query` at a location with just its window (a tagged
+    /// listen) instead of every child.
+    func servesWindow(of query: TreeQuery) -> Bool
+    /// Starts a tagged listen of `query` at `path`: `.window(tag:value:)` events.
+    func listen(_ path: TreePath, query: TreeQuery, tag: Int)
+    func unlisten(_ path: TreePath, query: TreeQuery, tag: Int)
     /// Sends a write; its `.change` with `ack: id`, or `.rejected`, follows.
     func write(id: Int64, _ ops: [TreeWriteOp])
     /// Sends a compare-and-set of one overwrite (a transaction's attempt): applied only if the
@@ -32,6 +38,12 @@ public enum TreeLinkError {
 }
 
 extension TreeConnection: TreeLink {
+    /// The in-process backend answers a limited query's first window with the listen of its
+    /// location (`windows`), from its child indexes: no tagged listens.
+    public func servesWindow(of query: TreeQuery) -> Bool { false }
+    public func listen(_ path: TreePath, query: TreeQuery, tag: Int) { listen(path, windows: [query]) }
+    public func unlisten(_ path: TreePath, query: TreeQuery, tag: Int) { unlisten(path) }
+
     /// The in-process backend answers with its node (nothing to save on a function call).
     public func listen(_ path: TreePath, windows: [TreeQuery], cached: TreeValue?) { listen(path, windows: windows) }
 

@@ -24,7 +24,11 @@ extension TreeEngine {
             views[id] = view
             viewsByPath[path] = (viewsByPath[path] ?? []) + [view]
             let known = complete.hasAncestorOrSelf(of: path)
-            addListen(path, window: !known && query.isLimited ? query : nil)
+            if !known && wantsWindow(path, query) {
+                startWindowListen(view)
+            } else {
+                addListen(path, window: !known && query.isLimited ? query : nil)
+            }
             if known {
                 complete[path] = true
                 view.initialize(viewNode(at: path))
@@ -49,7 +53,7 @@ extension TreeEngine {
         views[v.id] = nil
         let rest = (viewsByPath[v.path] ?? []).filter { $0 !== v }
         viewsByPath[v.path] = rest.isEmpty ? nil : rest
-        removeListen(v.path)
+        if !stopWindowListen(v) { removeListen(v.path) }
     }
 
     /// The server refused the listen at `path`: every observer of it ends with `error`.
@@ -93,12 +97,12 @@ extension TreeEngine {
         var waiting: [TreeView] = []
         for v in viewsByPath[path] ?? [] where !v.initialized { waiting.append(v) }
         viewsByPath.forEachDescendant(of: path) { _, vs in for v in vs where !v.initialized { waiting.append(v) } }
-        for v in waiting { complete(v) }
+        for v in waiting { completeView(v) }
     }
 
     /// Gives a waiting view its complete state: initial events when it raised nothing yet, else
     /// the changes from what it knew from local writes, then the value.
-    private func complete(_ v: TreeView) {
+    func completeView(_ v: TreeView) {
         let node = viewNode(at: v.path)
         if v.known.isEmpty {
             v.initialize(node)
@@ -220,7 +224,7 @@ extension TreeEngine {
     /// A change under a view still waiting for its data: events only for children known whole.
     private func changePartial(_ v: TreeView, all: Bool, keys: [String], node: TreeValue, fromLocalWrite: Bool) {
         if all {
-            if fromLocalWrite { complete(v) }
+            if fromLocalWrite { completeView(v) }
             return
         }
         var changes: [TreeView.ChildChange] = []

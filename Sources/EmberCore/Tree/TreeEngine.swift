@@ -83,6 +83,10 @@ final class TreeEngine: TreeBackendClient, TreeLinkClient {
     var viewsByPath = PathTrie<[TreeView]>()
     var observers: [UInt: TreeObserver] = [:]
     var nextHandle: UInt = 1
+    /// Query views served by tagged listens, by tag and by view id (TreeEngine+Windows.swift).
+    var windowListens: [Int: TreeWindowListen] = [:]
+    var windowTags: [String: Int] = [:]
+    var nextWindowTag = 1
     /// Transactions not yet committed, aborted or failed (TreeEngine+Transactions.swift).
     var runningTransactions: [TreeTransaction] = []
 
@@ -348,6 +352,8 @@ final class TreeEngine: TreeBackendClient, TreeLinkClient {
             if let w = done, let t = w.transaction { transactionCommitted(t, w) }
         case .listenRevoked(let path, let error):
             revoke(path, error)
+        case .window(let tag, let value):
+            receiveWindow(tag, value)
         case .rejected(let id, let error):
             guard let w = untrack(id) else { return }
             if let store { try? persistence.runTransaction("tree rejected") { store.removePendingWrite(id: id) } }
@@ -427,9 +433,11 @@ final class TreeEngine: TreeBackendClient, TreeLinkClient {
         // Nothing keeps this part of the cache up to date any more: forget it (unless an
         // ancestor's or a descendant's listen still covers it).
         if !complete.hasAncestorOrSelf(of: path) && !listenCounts.hasDescendant(of: path) && !listenCounts.hasAncestorOrSelf(of: path) {
+            // (What tagged query listens hold there stays: their windows keep it current.)
+            let kept = windowedNode(at: path)
             changeLocal([path]) {
-                cache.set(path.segments[...], .null)
-                local.set(path.segments[...], overlay(.null, at: path))
+                cache.set(path.segments[...], kept)
+                local.set(path.segments[...], overlay(kept, at: path))
             }
         }
     }
@@ -447,7 +455,10 @@ final class TreeEngine: TreeBackendClient, TreeLinkClient {
     func disableNetwork() {
         guard networkEnabled else { return }
         networkEnabled = false
-        if linkUp { for p in listenedPaths { connection.unlisten(p) } }
+        if linkUp {
+            for p in listenedPaths { connection.unlisten(p) }
+            suspendWindows()
+        }
         updateInfo()
     }
 
@@ -507,6 +518,7 @@ final class TreeEngine: TreeBackendClient, TreeLinkClient {
             let windows = (viewsByPath[p] ?? []).filter { !$0.initialized && $0.query.isLimited }.map { $0.query }
             connection.listen(p, windows: windows, cached: known(p))
         }
+        resumeWindows()
         sendPending()
         sendOnDisconnect()
     }
@@ -582,6 +594,8 @@ final class TreeEngine: TreeBackendClient, TreeLinkClient {
         pendingByPath = PathTrie()
         views.removeAll()
         viewsByPath = PathTrie()
+        windowListens.removeAll()
+        windowTags.removeAll()
         observers.removeAll()
     }
 }

@@ -23,6 +23,8 @@ public final class RemoteTreeLink: TreeLink, RealtimeClientDelegate, @unchecked 
     /// Children received in listens' first answers (whole nodes or ranges), for the resume
     /// benchmark and tests. Read on the link's queue.
     public private(set) var childrenReceived = 0
+    /// Tagged query listens: their location and their window as last pushed.
+    private var windows: [Int: (path: TreePath, value: TreeValue)] = [:]
     private var listened: Set<TreePath> = []
     private var closed = false
 
@@ -54,6 +56,73 @@ public final class RemoteTreeLink: TreeLink, RealtimeClientDelegate, @unchecked 
                 self.first(path, cached)
             }
         }
+    }
+
+    public func servesWindow(of query: TreeQuery) -> Bool { RemoteTreeLink.wire(query) != nil }
+
+    /// A `q` with the query object and its tag: pushes carrying the tag hold the window.
+    public func listen(_ path: TreePath, query: TreeQuery, tag: Int) {
+        guard let q = RemoteTreeLink.wire(query) else { return }
+        windows[tag] = (path, .null)
+        let body: [String: Value] = ["p": .string(path.description), "h": .string(""), "q": q, "t": .int(Int64(tag))]
+        realtime.request("q", .map(MapValue(body))) { [weak self] status, data in
+            guard let self, !self.closed, status != "disconnected", status != "ok" else { return }
+            self.windows[tag] = nil
+            self.revoked(path, status, data)
+        }
+    }
+
+    public func unlisten(_ path: TreePath, query: TreeQuery, tag: Int) {
+        windows[tag] = nil
+        guard let q = RemoteTreeLink.wire(query) else { return }
+        realtime.request("n", .map(MapValue(["p": .string(path.description), "q": q, "t": .int(Int64(tag))])))
+    }
+
+    /// The realtime protocol's query object (`i` index, `sp`/`sn`/`sin` start, `ep`/`en`/`ein`
+    /// end, `l` limit, `vf` from the left or right), nil for a query it cannot say as Ember
+    /// means it: bounds without an order-by (Ember's default order is by key, the server's by
+    /// priority then key).
+    static func wire(_ q: TreeQuery) -> Value? {
+        if q.isDefault || (q.orderBy == nil && q.hasRange) { return nil }
+        var o: [String: Value] = [:]
+        switch q.index {
+        case .key: o["i"] = .string(".key")
+        case .value: o["i"] = .string(".value")
+        case .child(let p): o["i"] = .string(p.segments.joined(separator: "/"))
+        }
+        if let b = q.start {
+            o["sp"] = b.value.jsonValue
+            if let k = b.key { o["sn"] = .string(k) }
+            o["sin"] = .bool(b.kind != .exclusive)
+        }
+        if let b = q.end {
+            o["ep"] = b.value.jsonValue
+            if let k = b.key { o["en"] = .string(k) }
+            o["ein"] = .bool(b.kind != .exclusive)
+        }
+        if let l = q.limit {
+            o["l"] = .int(Int64(l))
+            o["vf"] = .string(q.limitType == .first ? "l" : "r")
+        }
+        return .map(MapValue(o))
+    }
+
+    /// A push for tagged listen `tag` at `path`: applied to its window, which goes to the client.
+    private func windowPush(_ tag: Int, _ action: String, _ path: TreePath, _ data: Value) {
+        guard var w = windows[tag], w.path.isAncestorOrSelf(of: path) else { return }
+        let rel = w.path.relative(path)
+        if action == "m" {
+            guard case .map(let m) = data else { return }
+            for (k, v) in m.entries {
+                guard let sub = try? TreePath(parsing: k) else { continue }
+                w.value.set(rel + sub.segments, (try? TreeValue(json: v)) ?? .null)
+            }
+        } else {
+            w.value.set(rel, (try? TreeValue(json: data)) ?? .null)
+        }
+        windows[tag] = w
+        childrenReceived += rel.isEmpty ? w.value.childCount : 1
+        client?.treeLink(self, didSend: .window(tag: tag, value: w.value))
     }
 
     /// The first answer of a listen: the node at `path` now.
@@ -199,6 +268,7 @@ public final class RemoteTreeLink: TreeLink, RealtimeClientDelegate, @unchecked 
     public func realtime(_ client: RealtimeClient, push action: String, body: Value) {
         guard case .map(let b) = body, case .string(let p)? = b["p"], let path = try? TreePath(parsing: p) else { return }
         let data = b["d"] ?? .null
+        if case .int(let t)? = b["t"], action == "d" || action == "m" { return windowPush(Int(t), action, path, data) }
         switch action {
         case "d":
             let value = (try? TreeValue(json: data)) ?? .null

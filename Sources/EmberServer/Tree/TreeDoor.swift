@@ -25,7 +25,7 @@ final class TreeDoor: TreeBackendClient, @unchecked Sendable {
             take(ack)?.resume()
         case .rejected(let id, let error):
             take(id)?.resume(throwing: error)
-        case .change, .listenResult, .listenRevoked:
+        case .change, .listenResult, .listenRevoked, .window:
             break
         }
     }

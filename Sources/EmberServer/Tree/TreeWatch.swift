@@ -144,7 +144,7 @@ final class TreeWatch: TreeBackendClient, @unchecked Sendable {
             } else {
                 for op in ops { sink.watch(self, put: location.relative(op.path), op.value) }
             }
-        case .rejected, .listenRevoked:
+        case .rejected, .listenRevoked, .window:
             break
         }
     }

@@ -23,6 +23,7 @@ final class BackendTreeTests: XCTestCase {
         case .change(let ops, let ack): return "change [" + ops.map { "\($0.path)=\($0.value)" }.joined(separator: ", ") + "] ack=\(ack.map(String.init) ?? "-")"
         case .rejected(let id, let error): return "rejected \(id) \(error.code.name)"
         case .listenRevoked(let path, let error): return "revoked \(path) \(error.code.name)"
+        case .window(let tag, let v): return "window \(tag) \(v)"
         }
     }
 
