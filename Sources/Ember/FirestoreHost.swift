@@ -29,7 +29,10 @@ enum FirestoreHost {
             do { a = try RemoteAddress(parsing: databaseHost) } catch let e as EmberError {
                 throw EmberError.invalidArgument("settings.databaseHost: \(e.message)")
             }
-            tree = RemoteTreeEndpoint(settings: RealtimeClient.Settings(host: a.host, port: a.port, namespace: "demo-ember", tls: ssl), token: authToken)
+            let realtime = RealtimeClient.Settings(host: a.host, port: a.port, namespace: "demo-ember", tls: ssl,
+                                                   trustedCertificatesFile: trustedCertificatesFile)
+            try realtime.validate()
+            tree = RemoteTreeEndpoint(settings: realtime, token: authToken)
         }
         let client = try EmberClient(options: options, documents: remote, tree: tree)
         if let remote { client.atClose { remote.close() } }

@@ -28,7 +28,10 @@ func openClient(_ settings: UnsafePointer<ember_settings>?) throws -> EmberClien
     if let databaseHost {
         let a: RemoteAddress
         do { a = try RemoteAddress(parsing: databaseHost) } catch let e as EmberError { throw invalid("settings.database_host: \(e.message)") }
-        tree = RemoteTreeEndpoint(settings: RealtimeClient.Settings(host: a.host, port: a.port, namespace: "demo-ember", tls: s.ssl), token: token)
+        let realtime = RealtimeClient.Settings(host: a.host, port: a.port, namespace: "demo-ember", tls: s.ssl,
+                                               trustedCertificatesFile: caFile)
+        try realtime.validate()
+        tree = RemoteTreeEndpoint(settings: realtime, token: token)
     }
     let client = try EmberClient(options: o, documents: remote, tree: tree)
     if let remote { client.atClose { remote.close() } }

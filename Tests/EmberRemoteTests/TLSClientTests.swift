@@ -1,4 +1,5 @@
 import Ember
+import EmberRemote
 import EmberServer
 import Foundation
 import XCTest
@@ -45,6 +46,56 @@ final class TLSClientTests: XCTestCase {
             db.document("tls/\(name.prefix(5))").setData(["n": 2]) { _ in acked.append(true) }
             Thread.sleep(forTimeInterval: 1)
             XCTAssertTrue(acked.all.isEmpty, "\(name): a write was acknowledged without TLS to a trusted server")
+        }
+    }
+
+    /// The tree over TLS (the database port takes the same certificate): a client trusting it
+    /// writes and reads; one verifying against the system's roots and a plaintext one never
+    /// reach it, their writes stay pending, and each failed attempt is a ConnectionLog line
+    /// saying why (the untrusted certificate named).
+    func testTreeClientsOverTLS() throws {
+        let dir = NSTemporaryDirectory() + "ember-tls-tree-\(getpid())-\(UInt32.random(in: 0..<UInt32.max))"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let (cert, key) = try selfSignedCertificate(in: dir)
+        let server = try TestServer { c in
+            c.tlsCertificatePath = cert
+            c.tlsKeyPath = key
+            c.databasePort = 0
+        }
+        defer { server.stop() }
+        let deadline = Date().addingTimeInterval(10)
+        while server.server?.databasePort == nil && Date() < deadline { usleep(10_000) }
+        let port = try XCTUnwrap(server.server?.databasePort)
+        let lines = Recorder<String>()
+        ConnectionLog.setHandler { lines.append($0) }
+        defer { ConnectionLog.setHandler(nil) }
+        func open(ssl: Bool, ca: String?) throws -> Firestore {
+            let s = FirestoreSettings()
+            s.databaseHost = "127.0.0.1:\(port)"
+            s.isSSLEnabled = ssl
+            s.trustedCertificatesFile = ca
+            return try Firestore.open(settings: s)
+        }
+        let trusting = try open(ssl: true, ca: cert)
+        let systemRoots = try open(ssl: true, ca: nil)
+        let plaintext = try open(ssl: false, ca: nil)
+        defer { trusting.terminate(); systemRoots.terminate(); plaintext.terminate() }
+
+        let written = expectation(description: "acknowledged over TLS")
+        trusting.database().reference(withPath: "tls/a").setValue(1) { e, _ in XCTAssertNil(e); written.fulfill() }
+        wait(for: [written], timeout: 10)
+        for (name, db) in [("system roots", systemRoots), ("plaintext", plaintext)] {
+            let acked = Recorder<Bool>()
+            db.database().reference(withPath: "tls/b").setValue(2) { _, _ in acked.append(true) }
+            Thread.sleep(forTimeInterval: 1)
+            XCTAssertTrue(acked.all.isEmpty, "\(name): a tree write was acknowledged without TLS to a trusted server")
+        }
+        let told = lines.all.filter { $0.contains("could not reach the server at 127.0.0.1:\(port)") }
+        XCTAssertTrue(told.contains { $0.contains("(TLS on)") && $0.contains("certificate is not trusted") }, "\(lines.all)")
+        XCTAssertTrue(told.contains { $0.contains("(TLS off)") }, "\(lines.all)")
+        XCTAssertThrowsError(try open(ssl: true, ca: dir + "/missing.pem")) {
+            XCTAssertTrue("\($0)".contains("Cannot read the trusted certificates file"), "\($0)")
         }
     }
 

@@ -14,22 +14,33 @@ import NIOWebSocket
 /// "disconnected"), the server's pushes handed to the delegate in order, a ping to the server
 /// every `pingEvery`, counted frames both ways, and reconnecting after a loss with the SDKs'
 /// back-off (1 s, ×1.3, jittered, at most 5 min; reset once a connection lasted 30 s). What to
-/// send again on a new connection (listens, writes) is the delegate's. State and every delegate
-/// call on `queue`.
+/// send again on a new connection (listens, writes) is the delegate's. Each attempt that fails
+/// before the server's hello (refused, a TLS handshake, no hello) is a `ConnectionLog` line, as
+/// the documents' streams tell theirs. State and every delegate call on `queue`.
 public final class RealtimeClient: @unchecked Sendable {
     public struct Settings: Sendable {
         public var host: String
         public var port: Int
         public var namespace: String
         public var tls: Bool
+        /// With TLS: PEM certificates the server's is verified against (nil: the system's roots).
+        public var trustedCertificatesFile: String?
         /// The first back-off pause, in seconds (tests shorten it).
         public var initialBackoff: Double = 1
 
-        public init(host: String, port: Int, namespace: String, tls: Bool = false) {
+        public init(host: String, port: Int, namespace: String, tls: Bool = false, trustedCertificatesFile: String? = nil) {
             self.host = host
             self.port = port
             self.namespace = namespace
             self.tls = tls
+            self.trustedCertificatesFile = trustedCertificatesFile
+        }
+
+        /// Refuses a trusted certificates file that cannot be read (with TLS on).
+        public func validate() throws {
+            if tls, let file = trustedCertificatesFile, !FileManager.default.isReadableFile(atPath: file) {
+                throw EmberError.invalidArgument("Cannot read the trusted certificates file '\(file)'")
+            }
         }
     }
 
@@ -54,9 +65,12 @@ public final class RealtimeClient: @unchecked Sendable {
     private var pinger: RepeatedTask?
     /// Why the last attempt failed (for the owner's log).
     public private(set) var lastError: String?
+    /// Tells why the server cannot be reached (stderr by default).
+    let log: ConnectionLog
 
     public init(settings: Settings, delegate: any RealtimeClientDelegate, queue: DispatchQueue) {
         self.settings = settings
+        log = ConnectionLog(address: "\(settings.host):\(settings.port)", tls: settings.tls)
         self.delegate = delegate
         self.queue = queue
     }
@@ -72,6 +86,7 @@ public final class RealtimeClient: @unchecked Sendable {
     public func stop() {
         dispatchPrecondition(condition: .onQueue(queue))
         stopped = true
+        log.close()
         pinger?.cancel()
         channel?.close(promise: nil)
         channel = nil
@@ -107,7 +122,9 @@ public final class RealtimeClient: @unchecked Sendable {
         let hostHeader = "\(settings.host):\(settings.port)"
         var tls: NIOSSLContext?
         if settings.tls {
-            do { tls = try NIOSSLContext(configuration: .makeClientConfiguration()) } catch { return failed("TLS: \(error)") }
+            var config = TLSConfiguration.makeClientConfiguration()
+            if let file = settings.trustedCertificatesFile { config.trustRoots = .file(file) }
+            do { tls = try NIOSSLContext(configuration: config) } catch { return failed("TLS: \(error)") }
         }
         let sslContext = tls
         let me = WeakClient(self)
@@ -117,7 +134,9 @@ public final class RealtimeClient: @unchecked Sendable {
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     if let sslContext {
-                        try channel.pipeline.syncOperations.addHandler(try NIOSSLClientHandler(context: sslContext, serverHostname: settings.host))
+                        // An IP address is no server name (SNI): none is sent, as gRPC's transport does.
+                        let name = (try? SocketAddress(ipAddress: settings.host, port: 0)) == nil ? settings.host : nil
+                        try channel.pipeline.syncOperations.addHandler(try NIOSSLClientHandler(context: sslContext, serverHostname: name))
                     }
                     let request = UpgradeRequest(uri: uri, host: hostHeader)
                     let upgrader = NIOWebSocketClientUpgrader(requestKey: key, maxFrameSize: 1 << 24, upgradePipelineHandler: { channel, _ in
@@ -135,6 +154,10 @@ public final class RealtimeClient: @unchecked Sendable {
                     // The hello may come in the same packet as the 101: its bytes go on to the WebSocket.
                     try channel.pipeline.syncOperations.addHTTPClientHandlers(leftOverBytesStrategy: .forwardBytes, withClientUpgrade: config)
                     try channel.pipeline.syncOperations.addHandler(request)
+                    // Why a connection closed before the hello (a TLS handshake, an HTTP refusal).
+                    try channel.pipeline.syncOperations.addHandler(ErrorRecorder { error in
+                        queue.async { if let c = me.client, c.channel === channel, !c.connected { c.lastError = "\(error)" } }
+                    })
                 }
             }
         bootstrap.connect(host: settings.host, port: settings.port).whenComplete { result in
@@ -160,7 +183,7 @@ public final class RealtimeClient: @unchecked Sendable {
 
     private func failed(_ why: String) {
         lastError = why
-        scheduleReconnect()
+        log.failed(RealtimeConnectionError(why), retryIn: scheduleReconnect())
     }
 
     private func lost(_ channel: Channel) {
@@ -173,15 +196,19 @@ public final class RealtimeClient: @unchecked Sendable {
         if let at = connectedAt, Date().timeIntervalSince(at) >= 30 { pauseBase = 0 }
         connectedAt = nil
         if wasConnected { delegate?.realtimeDisconnected(self) }
-        if lastError == nil { lastError = "the connection closed" }
-        scheduleReconnect()
+        if lastError == nil { lastError = wasConnected ? "the connection closed" : "the connection closed before the server's hello" }
+        let pause = scheduleReconnect()
+        if !wasConnected && !stopped { log.failed(RealtimeConnectionError(lastError!), retryIn: pause) }
     }
 
-    private func scheduleReconnect() {
-        guard !stopped else { return }
+    /// Connects again after a pause; returns the pause (seconds).
+    @discardableResult
+    private func scheduleReconnect() -> Double {
+        guard !stopped else { return 0 }
         let pause = pauseBase * Double.random(in: 0.5...1.5)
         pauseBase = pauseBase == 0 ? settings.initialBackoff : min(pauseBase * 1.3, 300)
         queue.asyncAfter(deadline: .now() + pause) { [weak self] in self?.connect() }
+        return pause
     }
 
     private func failWaiting() {
@@ -218,6 +245,7 @@ public final class RealtimeClient: @unchecked Sendable {
                 connected = true
                 connectedAt = Date()
                 lastError = nil
+                log.reached()
                 framing = RealtimeFraming(maxMessageBytes: RealtimeClient.maxMessageBytes)
                 pinger = channel.eventLoop.scheduleRepeatedTask(initialDelay: Self.pingEvery, delay: Self.pingEvery) { _ in
                     RealtimeClient.write(#"{"t":"c","d":{"t":"p","d":{}}}"#, to: channel)
@@ -319,6 +347,23 @@ final class FrameReader: ChannelInboundHandler, @unchecked Sendable {
             break
         }
     }
+}
+
+/// Responsible for: passing on the error that ends a connection's pipeline (it is closed).
+final class ErrorRecorder: ChannelInboundHandler, @unchecked Sendable {
+    typealias InboundIn = NIOAny
+    private let record: (Error) -> Void
+    init(_ record: @escaping (Error) -> Void) { self.record = record }
+    func errorCaught(context: ChannelHandlerContext, error: Error) {
+        record(error)
+        context.close(promise: nil)
+    }
+}
+
+/// Responsible for: why a realtime connection attempt failed, as an Error for `ConnectionLog`.
+struct RealtimeConnectionError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
 }
 
 /// Responsible for: a weak reference to a client that closures on other threads may hold.

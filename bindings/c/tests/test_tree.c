@@ -731,6 +731,11 @@ static void tx_done(void *ctx, const ember_error *error, bool committed, const e
     latch_add(&t->done, error->code, error->message);
 }
 
+static void tx_value_seen(void *ctx, const ember_tree_snapshot *snap, const char *prev, const ember_error *error) {
+    (void)snap; (void)prev;
+    latch_add(ctx, error ? error->code : 0, NULL);
+}
+
 /* ember_ref_transaction: the update's first call sees null when this database knows nothing, then
  * the backend's value; abort; an invalid value; bad arguments. */
 static void tree_transactions(void) {
@@ -763,11 +768,18 @@ static void tree_transactions(void) {
     CHECK(json && strcmp(json, "5") == 0);
     ember_free(json);
 
-    /* Abort: not committed, no error, the value as it is. */
+    /* Abort: not committed, no error, the value as the database knows it (observed here, so
+     * known; without an observer it may still be null, as the update's first call sees). */
+    latch seen;
+    latch_init(&seen);
+    ember_listener_token obs = ember_ref_observe(n, EMBER_EVENT_VALUE, tx_value_seen, &seen, NULL, &err);
+    CHECK(obs != 0 && latch_wait(&seen, 1));
     t.abort = 1;
     CHECK(ember_ref_transaction(n, EMBER_FORMAT_JSON, true, tx_increment, tx_done, &t, &err)); CHECK_OK(err);
     CHECK(latch_wait(&t.done, 6));
     CHECK(t.done.last_code == EMBER_OK && !t.committed && strcmp(t.final_json, "5") == 0);
+    ember_listener_remove(obs);
+    latch_destroy(&seen);
 
     /* An invalid value refused by ember_tree_tx_set fails the transaction with that error. */
     t.abort = 0;
