@@ -389,14 +389,17 @@ test-remote: lib server-bin python-install-test
 # stack) and the Swift client processes (EmberRemoteBench). BENCH_REMOTE_ARGS: e.g. --samples 200,
 # --only ember, --json FILE.
 BENCH_REMOTE_ARGS ?=
-# Ember's tree clients through ember serve (issue 29): push -> child_added across processes, fan-out.
+# Ember's tree clients through ember serve (issue 29): push -> child_added across processes (Python
+# and Swift clients), fan-out, resume of a 10,000-child list (bench/tree-remote/README.md).
 .PHONY: bench-tree-remote
 bench: bench-tree-remote
 bench-tree-remote: deps python-venv
 	$(SWIFT) build -j $(JOBS) -c release --scratch-path $(BENCH_PATH) --product ember
 	$(SWIFT) build -j $(JOBS) -c release --scratch-path $(BENCH_PATH) --product ember-c
+	$(SWIFT) build -j $(JOBS) -c release --scratch-path $(BENCH_PATH) --product EmberRemoteBench
 	EMBER_LIBRARY=$(abspath $(BENCH_PATH))/release/libember-c.so $(PY) -m pip install -q --force-reinstall --no-deps ./bindings/python
-	$(PY) bench/tree-remote/bench_tree_remote.py --ember-bin $(BENCH_PATH)/release/ember $(BENCH_TREE_REMOTE_ARGS)
+	$(PY) bench/tree-remote/bench_tree_remote.py --ember-bin $(BENCH_PATH)/release/ember \
+	  --swift-bench $(BENCH_PATH)/release/EmberRemoteBench $(BENCH_TREE_REMOTE_ARGS)
 
 .PHONY: bench-remote
 bench: bench-remote

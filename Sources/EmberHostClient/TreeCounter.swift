@@ -14,7 +14,7 @@ enum TreeCounter {
             FileHandle.standardError.write("usage: EmberHostClient tree-counter DATABASE_HOST PATH N\n".data(using: .utf8)!)
             exit(64)
         }
-        var settings = FirestoreSettings()
+        let settings = FirestoreSettings()
         settings.databaseHost = args[2]
         settings.isSSLEnabled = false
         let db: Firestore

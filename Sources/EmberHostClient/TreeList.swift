@@ -15,7 +15,7 @@ enum TreeList {
             FileHandle.standardError.write("usage: EmberHostClient tree-list DATABASE_HOST LIST N TOTAL\n".data(using: .utf8)!)
             exit(64)
         }
-        var settings = FirestoreSettings()
+        let settings = FirestoreSettings()
         settings.databaseHost = args[2]
         settings.isSSLEnabled = false
         let db: Firestore

@@ -6,7 +6,8 @@ import EmberStorage
 import Foundation
 import Ember
 
-// Responsible for: the Swift client processes of issue 12's benchmarks (bench/remote/README.md),
+// Responsible for: the Swift client processes of issue 12's benchmarks (bench/remote/README.md)
+// and of issue 29's tree modes (Tree.swift, bench/tree-remote),
 // driven by bench/remote/bench_remote.py over stdin/stdout, one line per message:
 //
 //     EmberRemoteBench listen HOST COLLECTION DOC   # prints `ready`, then `cb I LATENCY_NS` per new value
@@ -244,6 +245,12 @@ case ("write", 5): write(host: args[2], collection: args[3], doc: args[4])
 case ("resume", 7):
     guard let n = Int(args[5]), let c = Int(args[6]), n > 0, c > 0, c <= n else { fail("N and CHANGES: positive integers, CHANGES <= N") }
     resume(host: args[2], path: args[3], collection: args[4], n: n, changes: c)
+case ("tree-listen", 4): treeListen(host: args[2], path: args[3])
+case ("tree-push", 4): treePush(host: args[2], path: args[3])
+case ("tree-resume", 6):
+    guard let n = Int(args[4]), let c = Int(args[5]), n > 0, c > 0 else { fail("N and CHANGES: positive integers") }
+    treeResume(host: args[2], path: args[3], n: n, changes: c)
 default:
-    fail("usage: EmberRemoteBench listen|write HOST COLLECTION DOC | resume HOST PATH COLLECTION N CHANGES")
+    fail("usage: EmberRemoteBench listen|write HOST COLLECTION DOC | resume HOST PATH COLLECTION N CHANGES"
+         + " | tree-listen|tree-push DATABASE_HOST PATH | tree-resume DATABASE_HOST PATH N CHANGES")
 }
