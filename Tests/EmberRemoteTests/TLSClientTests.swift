@@ -78,13 +78,15 @@ final class TLSClientTests: XCTestCase {
             return try Firestore.open(settings: s)
         }
         let trusting = try open(ssl: true, ca: cert)
-        let systemRoots = try open(ssl: true, ca: nil)
-        let plaintext = try open(ssl: false, ca: nil)
-        defer { trusting.terminate(); systemRoots.terminate(); plaintext.terminate() }
-
+        defer { trusting.terminate() }
         let written = expectation(description: "acknowledged over TLS")
         trusting.database().reference(withPath: "tls/a").setValue(1) { e, _ in XCTAssertNil(e); written.fulfill() }
-        wait(for: [written], timeout: 10)
+        if XCTWaiter().wait(for: [written], timeout: 30) != .completed {
+            XCTFail("no acknowledgement over TLS; the connection log said: \(lines.all)")
+        }
+        let systemRoots = try open(ssl: true, ca: nil)
+        let plaintext = try open(ssl: false, ca: nil)
+        defer { systemRoots.terminate(); plaintext.terminate() }
         for (name, db) in [("system roots", systemRoots), ("plaintext", plaintext)] {
             let acked = Recorder<Bool>()
             db.database().reference(withPath: "tls/b").setValue(2) { _, _ in acked.append(true) }

@@ -40,9 +40,16 @@ public struct RealtimeFraming: Sendable {
         guard scalars.count > frameLimit else { return [message] }
         var out: [String] = []
         var piece = String.UnicodeScalarView()
+        // (A view's `count` walks it: counting that way made a 1 MB message take seconds.)
+        var n = 0
         for s in scalars {
             piece.append(s)
-            if piece.count == frameLimit { out.append(String(piece)); piece = String.UnicodeScalarView() }
+            n += 1
+            if n == frameLimit {
+                out.append(String(piece))
+                piece = String.UnicodeScalarView()
+                n = 0
+            }
         }
         if !piece.isEmpty { out.append(String(piece)) }
         return [String(out.count)] + out

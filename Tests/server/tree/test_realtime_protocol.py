@@ -4,15 +4,17 @@ Responsible for: the server side of the protocol as firebase-js-sdk speaks it: t
 the client's keep-alive "0", stats, gauth (the admin's `owner`), auth with a bad token; listens
 (the data pushed before the `ok`), overwrites and merges pushed in order, unlisten; tagged
 queries; resumed listens (`h` matching: no data; `ch`: an `rm` of the changed ranges); gets; puts
-and merges; compare-and-set hashes (`datastale`); onDisconnect writes run
-when a peer drops; long messages split into counted frames both ways; rules: a refused listen,
-a listen revoked with `c` when the rules change, a refused write.
+and merges; compare-and-set hashes (`datastale`); onDisconnect writes run when a peer drops, or
+stops reading with 16 MB unread; long messages split into counted frames both ways; rules: a
+refused listen, a listen revoked with `c` when the rules change, a refused write.
 """
 import base64
 import hashlib
+import json
 import os
 import struct
 import sys
+import time
 import uuid
 
 import pytest
@@ -149,6 +151,34 @@ def test_on_disconnect_runs_when_the_peer_drops(port, ns):
         assert b.request("g", {"p": "/cancelled", "q": {}}) == ("ok", None)
     finally:
         b.close()
+
+
+def test_a_peer_that_stops_reading_is_disconnected(port, ns):
+    """A client that stops reading while its listen's pushes pile up is disconnected once more
+    than 16 MB wait to be written (as a REST stream is), long before the 90 s dead-peer timeout:
+    its onDisconnect write runs."""
+    slow = Realtime(port, ns)
+    try:
+        assert slow.request("o", {"p": "/slow/gone", "d": True}) == ("ok", {})
+        assert slow.request("q", {"p": "/big", "h": ""})[0] == "ok"
+        value = "x" * (1 << 20)
+        deadline = time.monotonic() + 60
+        gone = None
+        for i in range(80):            # 80 MB of pushes at most; the client reads none of them
+            status, _, _ = request(port, "PUT", f"/big/k{i}.json?ns={ns}", json.dumps(value))
+            assert status == 200
+            _, _, gone = request(port, "GET", f"/slow/gone.json?ns={ns}")
+            if gone:
+                break
+        while not gone and time.monotonic() < deadline:
+            time.sleep(0.1)
+            _, _, gone = request(port, "GET", f"/slow/gone.json?ns={ns}")
+        assert gone is True, "the slow peer was not disconnected"
+    finally:
+        try:
+            slow.drop()
+        except OSError:
+            pass
 
 
 def test_long_messages_are_framed_both_ways(client):

@@ -17,7 +17,7 @@ import NIOWebSocket
 /// the rules when registered and again when they run, after the connection ends. A listen the
 /// rules stop allowing is revoked with a `c` push; an ID token's expiry with `ac`, then the
 /// connection is closed. A peer silent for `deadAfter` (WebSocket pings every `pingEvery`) is
-/// closed, its onDisconnect writes run.
+/// closed, its onDisconnect writes run; so is one that leaves more than `maxQueuedBytes` unread.
 ///
 /// Requests run one after another on a task of their own; pushes are written from the watches'
 /// queue; the channel orders what is written.
@@ -27,6 +27,8 @@ final class RealtimeSession: ChannelInboundHandler, @unchecked Sendable {
 
     static let pingEvery: TimeAmount = .seconds(30)
     static let deadAfter: Double = 90
+    /// Bytes a peer may leave unread before it is disconnected (as `TreeEventStream`'s).
+    static let maxQueuedBytes = 16 << 20
 
     private let rest: TreeREST
     private let backend: Backend
@@ -37,6 +39,8 @@ final class RealtimeSession: ChannelInboundHandler, @unchecked Sendable {
     private let messages: AsyncStream<Value>
     private var channel: Channel?
     private let lock = NSLock()
+    /// Bytes given to the channel and not yet written to the socket.
+    private let queued = ManagedAtomicCounter()
     /// Open listens by key (path and tag, or path and query).
     private var listens: [String: (watch: TreeWatch, sink: RealtimeListen)] = [:]
     private var caller = TreeAccess.Caller(bypassesRules: false, auth: .signedOut, expires: nil)
@@ -370,14 +374,29 @@ final class RealtimeSession: ChannelInboundHandler, @unchecked Sendable {
     // MARK: output
 
     /// Writes one message (in frames when long).
+    /// Writes one message (in counted frames when long). A peer that stops reading while more
+    /// than `maxQueuedBytes` wait to be written is disconnected, as a REST stream is: its
+    /// onDisconnect writes run, and its client resumes by hash when it connects again.
     func send(_ message: String) {
         guard let channel else { return }
-        for f in RealtimeFraming.frames(message) {
+        let n = message.utf8.count
+        if queued.add(n) > Self.maxQueuedBytes {
+            _ = queued.add(-n)
+            channel.close(promise: nil)
+            return
+        }
+        let frames = RealtimeFraming.frames(message)
+        let counter = queued
+        for (i, f) in frames.enumerated() {
             var buffer = channel.allocator.buffer(capacity: f.utf8.count)
             buffer.writeString(f)
-            channel.write(WebSocketFrame(fin: true, opcode: .text, data: buffer), promise: nil)
+            let frame = WebSocketFrame(fin: true, opcode: .text, data: buffer)
+            if i == frames.count - 1 {
+                channel.writeAndFlush(frame).whenComplete { _ in _ = counter.add(-n) }
+            } else {
+                channel.write(frame, promise: nil)
+            }
         }
-        channel.flush()
     }
 
     private func quoted(_ s: String) -> String {
