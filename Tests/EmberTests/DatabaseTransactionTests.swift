@@ -78,6 +78,11 @@ final class DatabaseTransactionTests: XCTestCase {
         XCTAssertTrue(committed)
         XCTAssertEqual(value as? NSDictionary, ["likes": 1, "views": ["today": 3]] as NSDictionary)
 
+        // Observed, so the value is known when the update aborts (unobserved, the snapshot may
+        // still be null, as the update's first call is: Firebase's contract).
+        let seen = Recorder<Bool>()
+        counter.observe(.value) { _ in seen.append(true) }
+        _ = seen.wait(for: 1)
         let aborted = transact(counter) { _ in TransactionResult.abort() }
         XCTAssertNil(aborted.0)
         XCTAssertFalse(aborted.1)
