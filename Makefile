@@ -53,7 +53,7 @@ test-hygiene:
 # Without the server's targets (EMBER_CORE_ONLY=1: no gRPC or BoringSSL to build under TSan).
 test-tsan: deps
 	EMBER_CORE_ONLY=1 $(SWIFT) build -j $(JOBS) --build-tests --sanitize=thread --scratch-path $(TSAN_PATH)
-	EMBER_CORE_ONLY=1 $(WATCHDOG) $(SWIFT) test --skip-build --sanitize=thread --scratch-path $(TSAN_PATH) --filter 'ConcurrencyTests|ListenerTokenTests|EventThreadTests|EventThreadPlacementTests|EmberClientWriteTests|EmberModelTests.DocumentTests|BackendIndexBuildTests|EmberClientCloseTests'
+	EMBER_CORE_ONLY=1 $(WATCHDOG) $(SWIFT) test --skip-build --sanitize=thread --scratch-path $(TSAN_PATH) --filter 'ConcurrencyTests|ListenerTokenTests|EventThreadTests|EventThreadPlacementTests|EmberClientWriteTests|EmberModelTests.DocumentTests|BackendIndexBuildTests|EmberClientCloseTests|TreeTransactionTests|TreeInfoTests'
 
 # Benchmarks (release build); prints each figure beside its target and the peers' numbers.
 bench: deps

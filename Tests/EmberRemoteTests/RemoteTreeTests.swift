@@ -103,6 +103,13 @@ final class RemoteTreeTests: XCTestCase {
         }
         try closed.wait { $0.count == 1 }
         XCTAssertEqual(closed.keys, ["cancelled permissionDenied"])
+        // A limited query there (a tagged listen) is refused the same way.
+        let closedWindow = ChildLog()
+        _ = try c.treeObserve(try TreePath(parsing: "closed"), query: try TreeQuery().limit(2, .last), type: .value) { e in
+            if case .cancelled(let error) = e { closedWindow.add("cancelled \(error.code)", nil) } else { closedWindow.add("value", nil) }
+        }
+        try closedWindow.wait { $0.count == 1 }
+        XCTAssertEqual(closedWindow.keys, ["cancelled permissionDenied"])
         try open.wait { $0.count == 1 }
         XCTAssertEqual(open.keys, ["null"])
         // The rules change: the open listen is revoked too.

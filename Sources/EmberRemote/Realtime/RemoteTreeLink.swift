@@ -67,7 +67,6 @@ public final class RemoteTreeLink: TreeLink, RealtimeClientDelegate, @unchecked 
         let body: [String: Value] = ["p": .string(path.description), "h": .string(""), "q": q, "t": .int(Int64(tag))]
         realtime.request("q", .map(MapValue(body))) { [weak self] status, data in
             guard let self, !self.closed, status != "disconnected", status != "ok" else { return }
-            self.windows[tag] = nil
             self.revoked(path, status, data)
         }
     }
@@ -132,9 +131,13 @@ public final class RemoteTreeLink: TreeLink, RealtimeClientDelegate, @unchecked 
         client?.treeLink(self, didSend: .listenResult(path: path, value: value, windows: []))
     }
 
-    /// A listen the server refused or revoked: forgotten, its observers told.
+    /// A listen the server refused or revoked (plain or tagged): forgotten, the observers at
+    /// its location told.
     private func revoked(_ path: TreePath, _ status: String, _ data: Value) {
-        guard listened.remove(path) != nil else { return }
+        let plain = listened.remove(path) != nil
+        let tags = windows.filter { $0.value.path == path }.map(\.key)
+        guard plain || !tags.isEmpty else { return }
+        for t in tags { windows[t] = nil }
         awaitingFirst.remove(path)
         resumedFrom[path] = nil
         var message = status == "permission_denied" ? "Client doesn't have permission to access the desired data." : "The server refused the listen (\(status))"
