@@ -12,8 +12,8 @@ extension EmberClient {
     /// Applies the overwrites as one atomic write (an update: one op per child path; paths may
     /// not overlap). `completion` runs on the event thread when the backend acknowledges.
     public func treeWrite(_ ops: [TreeWriteOp], completion: ((EmberError?) -> Void)? = nil) throws {
-        try TreeLimits.validate(ops)
-        try onWorkerPublic { _ = try treeEngine.write(ops, completion: completion) }
+        let serverValues = try TreeLimits.validate(ops)
+        try onWorkerPublic { _ = try treeEngine.write(ops, serverValues: serverValues, completion: completion) }
     }
 
     /// Registers writes the server applies when this client's connection ends (Firebase's

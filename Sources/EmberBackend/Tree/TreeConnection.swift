@@ -57,13 +57,9 @@ public final class TreeConnection: @unchecked Sendable {
     }
 
     /// Applies the overwrites atomically; the acknowledgement arrives as `.change(ack: id)`.
-    /// Server values (`TreeServerValues`) in `ops` are resolved when the write is applied.
+    /// Applies the overwrites as they are (`TreeLink.write(id:_:serverValues:)` fills in server
+    /// values).
     public func write(id writeId: Int64, _ ops: [TreeWriteOp]) {
-        if ops.contains(where: { TreeServerValues.contains($0.value) }) {
-            return write(id: writeId) { read in
-                TreeServerValues.resolve(ops, read: read, nowMillis: TreeServerValues.clockMillis()) ?? ops
-            }
-        }
         backend.queue.async { [self, backend = self.backend] in backend.tree.apply(ops, from: self, writeId: writeId) }
     }
 

@@ -16,8 +16,10 @@ public protocol TreeLink: AnyObject {
     /// Starts a tagged listen of `query` at `path`: `.window(tag:value:)` events.
     func listen(_ path: TreePath, query: TreeQuery, tag: Int)
     func unlisten(_ path: TreePath, query: TreeQuery, tag: Int)
-    /// Sends a write; its `.change` with `ack: id`, or `.rejected`, follows.
-    func write(id: Int64, _ ops: [TreeWriteOp])
+    /// Sends a write; its `.change` with `ack: id`, or `.rejected`, follows. `serverValues`:
+    /// whether the ops hold server values' placeholders (`TreeServerValues`), which whoever
+    /// applies the write fills in (the caller knows from its validation pass).
+    func write(id: Int64, _ ops: [TreeWriteOp], serverValues: Bool)
     /// Sends a compare-and-set of one overwrite (a transaction's attempt): applied only if the
     /// node at its path hashes to `hash` (`TreeHash`, "" for null); else `.rejected` with
     /// `TreeLinkError.dataStale` (code aborted).
@@ -38,6 +40,12 @@ public enum TreeLinkError {
 }
 
 extension TreeConnection: TreeLink {
+    /// Server values are filled in by the backend when it applies the write.
+    public func write(id: Int64, _ ops: [TreeWriteOp], serverValues: Bool) {
+        guard serverValues else { return write(id: id, ops) }
+        write(id: id) { read in TreeServerValues.resolve(ops, read: read, nowMillis: TreeServerValues.clockMillis()) ?? ops }
+    }
+
     /// The in-process backend answers a limited query's first window with the listen of its
     /// location (`windows`), from its child indexes: no tagged listens.
     public func servesWindow(of query: TreeQuery) -> Bool { false }

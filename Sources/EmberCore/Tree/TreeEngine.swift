@@ -21,7 +21,7 @@ import EmberBackend
 /// observer at a stored complete path starts from the stored cache at once; the listen's answer
 /// then brings the current state as ordinary changes.
 ///
-///     engine.write([TreeWriteOp(path: p, value: v)]) { error in }    // on the worker
+///     engine.write([TreeWriteOp(path: p, value: v)], serverValues: false) { error in }    // on the worker
 final class TreeEngine: TreeBackendClient, TreeLinkClient {
     struct PendingWrite {
         let id: Int64
@@ -165,7 +165,7 @@ final class TreeEngine: TreeBackendClient, TreeLinkClient {
         if let hash = w.expectedHash {
             connection.write(id: w.id, w.ops, ifHash: hash)
         } else {
-            connection.write(id: w.id, w.ops)
+            connection.write(id: w.id, w.ops, serverValues: w.localOps != nil)
         }
         sentUpTo = w.id
     }
@@ -191,9 +191,10 @@ final class TreeEngine: TreeBackendClient, TreeLinkClient {
 
     /// Applies the overwrites locally (events are posted before this returns) and sends them
     /// when the network is on. `completion` runs on the event thread at the acknowledgement.
-    /// Throws, applying nothing, when a durable store cannot keep the write.
+    /// `serverValues`: whether the ops hold server values (their validation said), shown as
+    /// the client's estimate. Throws, applying nothing, when a durable store cannot keep the write.
     @discardableResult
-    func write(_ ops: [TreeWriteOp], completion: ((EmberError?) -> Void)?) throws -> Int64 {
+    func write(_ ops: [TreeWriteOp], serverValues: Bool, completion: ((EmberError?) -> Void)?) throws -> Int64 {
         let id = nextWriteId
         if let store {
             do {
@@ -201,15 +202,12 @@ final class TreeEngine: TreeBackendClient, TreeLinkClient {
             } catch { throw EmberError.storage(error) }
         }
         nextWriteId += 1
-        let w = PendingWrite(id: id, ops: ops, completion: completion, localOps: estimate(ops))
+        let w = PendingWrite(id: id, ops: ops, completion: completion, localOps: serverValues ? estimate(ops) : nil)
         track(w)
         changeLocal(ops.map { $0.path }, fromLocalWrite: true) {
             for op in w.shownOps { local.set(op.path.segments[...], op.value) }
         }
-        if online {
-            connection.write(id: id, ops)
-            sentUpTo = id
-        }
+        if online { send(w) }
         return id
     }
 
@@ -579,7 +577,9 @@ final class TreeEngine: TreeBackendClient, TreeLinkClient {
         // The in-process backend's "connection" ends here: its onDisconnect writes go now.
         if connection is TreeConnection, networkEnabled {
             let ops = onDisconnectOps()
-            if !ops.isEmpty, let id = try? takeWriteId(recording: true) { connection.write(id: id, ops) }
+            if !ops.isEmpty, let id = try? takeWriteId(recording: true) {
+                connection.write(id: id, ops, serverValues: ops.contains { TreeServerValues.contains($0.value) })
+            }
         }
         closed = true
         linkEverUp = true

@@ -152,14 +152,15 @@ public final class RemoteTreeLink: TreeLink, RealtimeClientDelegate, @unchecked 
         realtime.request("n", .map(MapValue(["p": .string(path.description)])))
     }
 
-    public func write(id: Int64, _ ops: [TreeWriteOp]) {
+    /// Server values go as their placeholders: the server fills them in.
+    public func write(id: Int64, _ ops: [TreeWriteOp], serverValues: Bool) {
         let (action, body) = RemoteTreeLink.request(for: ops)
         send(id: id, action, body)
     }
 
     /// A `p` with the hash `h`: the server answers `datastale` when its node hashes otherwise.
     public func write(id: Int64, _ ops: [TreeWriteOp], ifHash hash: String) {
-        guard ops.count == 1 else { return write(id: id, ops) }
+        guard ops.count == 1 else { return write(id: id, ops, serverValues: true) }
         send(id: id, "p", .map(MapValue(["p": .string(ops[0].path.description), "d": ops[0].value.jsonValue, "h": .string(hash)])))
     }
 
