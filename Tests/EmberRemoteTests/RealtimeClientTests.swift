@@ -10,9 +10,7 @@ import XCTest
 final class RealtimeClientTests: XCTestCase {
     private func treeServer(port: Int = 0, path: String? = nil) throws -> (TestServer, Int) {
         let s = try TestServer(path: path) { $0.databasePort = port }
-        let deadline = Date().addingTimeInterval(10)
-        while s.server?.databasePort == nil && Date() < deadline { usleep(10_000) }
-        return (s, try XCTUnwrap(s.server?.databasePort))
+        return (s, try s.treePort())
     }
 
     private func client(_ port: Int, _ recorder: RealtimeRecorder, ns: String = "rt") -> RealtimeClient {

@@ -49,6 +49,14 @@ final class TestServer: @unchecked Sendable {
         return (EmberClient(persistence: local, backend: Backend(persistence: MemoryPersistence()), documents: remote), remote)
     }
 
+    /// The tree's port (configured with `databasePort`), once the server listens there (10 s at
+    /// most).
+    func treePort() throws -> Int {
+        let deadline = Date().addingTimeInterval(10)
+        while server?.databasePort == nil && Date() < deadline { usleep(10_000) }
+        return try XCTUnwrap(server?.databasePort)
+    }
+
     func stop() {
         guard let server, let serving else { return }
         server.shutDown()

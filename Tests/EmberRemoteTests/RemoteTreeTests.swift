@@ -21,16 +21,17 @@ final class RemoteTreeTests: XCTestCase {
             c.databasePort = port
             c.databaseRules = rules
         }
-        let deadline = Date().addingTimeInterval(10)
-        while s.server?.databasePort == nil && Date() < deadline { usleep(10_000) }
-        return (s, try XCTUnwrap(s.server?.databasePort))
+        return (s, try s.treePort())
     }
 
-    private func treeClient(_ port: Int, ns: String) -> EmberClient {
+    private func treeClient(_ port: Int, ns: String) -> EmberClient { countedTreeClient(port, ns: ns).0 }
+
+    /// A tree client and its endpoint, whose `childrenReceived` says what its listens brought.
+    private func countedTreeClient(_ port: Int, ns: String) -> (EmberClient, RemoteTreeEndpoint) {
         var settings = RealtimeClient.Settings(host: "127.0.0.1", port: port, namespace: ns)
         settings.initialBackoff = 0.05
-        let p = MemoryPersistence()
-        return EmberClient(persistence: p, backend: Backend(persistence: MemoryPersistence()), tree: RemoteTreeEndpoint(settings: settings))
+        let endpoint = RemoteTreeEndpoint(settings: settings)
+        return (EmberClient(persistence: MemoryPersistence(), backend: Backend(persistence: MemoryPersistence()), tree: endpoint), endpoint)
     }
 
     func testPushesFromEveryClientReachEveryObserverOnceInOrder() throws {
@@ -229,10 +230,7 @@ final class RemoteTreeTests: XCTestCase {
         let ns = "resume" + UUID().uuidString.prefix(6).lowercased()
         let writer = treeClient(port, ns: ns)
         defer { writer.close() }
-        var settings = RealtimeClient.Settings(host: "127.0.0.1", port: port, namespace: ns)
-        settings.initialBackoff = 0.05
-        let endpoint = KeptLinkEndpoint(settings: settings)
-        let reader = EmberClient(persistence: MemoryPersistence(), backend: Backend(persistence: MemoryPersistence()), tree: endpoint)
+        let (reader, endpoint) = countedTreeClient(port, ns: ns)
         defer { reader.close() }
         let list = try TreePath(parsing: "list")
         var children: [String: TreeValue] = [:]
@@ -293,10 +291,7 @@ final class RemoteTreeTests: XCTestCase {
         let ns = "win" + UUID().uuidString.prefix(6).lowercased()
         let writer = treeClient(port, ns: ns)
         defer { writer.close() }
-        var settings = RealtimeClient.Settings(host: "127.0.0.1", port: port, namespace: ns)
-        settings.initialBackoff = 0.05
-        let endpoint = KeptLinkEndpoint(settings: settings)
-        let reader = EmberClient(persistence: MemoryPersistence(), backend: Backend(persistence: MemoryPersistence()), tree: endpoint)
+        let (reader, endpoint) = countedTreeClient(port, ns: ns)
         defer { reader.close() }
         let list = try TreePath(parsing: "list")
         var children: [String: TreeValue] = [:]
@@ -386,20 +381,21 @@ final class ChildLog: @unchecked Sendable {
     }
 }
 
+/// A database (the public API) whose tree syncs with the plaintext tree port `port`.
+func openTreeDatabase(port: Int) throws -> Firestore {
+    let settings = FirestoreSettings()
+    settings.databaseHost = "127.0.0.1:\(port)"
+    settings.isSSLEnabled = false
+    return try Firestore.open(settings: settings)
+}
+
 /// The public Swift API with `FirestoreSettings.databaseHost`: two databases share one list.
 final class DatabaseHostTests: XCTestCase {
     func testTwoDatabasesShareOneListThroughTheTreePort() throws {
         let s = try TestServer { $0.databasePort = 0 }
         defer { s.stop() }
-        let deadline = Date().addingTimeInterval(10)
-        while s.server?.databasePort == nil && Date() < deadline { usleep(10_000) }
-        let port = try XCTUnwrap(s.server?.databasePort)
-        func open() throws -> Firestore {
-            var settings = FirestoreSettings()
-            settings.databaseHost = "127.0.0.1:\(port)"
-            settings.isSSLEnabled = false
-            return try Firestore.open(settings: settings)
-        }
+        let port = try s.treePort()
+        func open() throws -> Firestore { try openTreeDatabase(port: port) }
         let a = try open(), b = try open()
         defer { a.terminate(completion: nil); b.terminate(completion: nil) }
         let seen = ChildLog()
@@ -423,15 +419,8 @@ final class OnDisconnectTests: XCTestCase {
     func testTheServerAppliesThemWhenTheClientGoes() throws {
         let s = try TestServer { $0.databasePort = 0 }
         defer { s.stop() }
-        let deadline = Date().addingTimeInterval(10)
-        while s.server?.databasePort == nil && Date() < deadline { usleep(10_000) }
-        let port = try XCTUnwrap(s.server?.databasePort)
-        func open() throws -> Firestore {
-            var settings = FirestoreSettings()
-            settings.databaseHost = "127.0.0.1:\(port)"
-            settings.isSSLEnabled = false
-            return try Firestore.open(settings: settings)
-        }
+        let port = try s.treePort()
+        func open() throws -> Firestore { try openTreeDatabase(port: port) }
         let leaving = try open(), staying = try open()
         defer { staying.terminate(completion: nil) }
         let me = leaving.database().reference(withPath: "status/me")
@@ -466,25 +455,5 @@ final class OnDisconnectTests: XCTestCase {
         let deadline = Date().addingTimeInterval(10)
         while (try b.treeGet(path, timeout: 10).value) != .null && Date() < deadline { usleep(10_000) }
         XCTAssertEqual(try b.treeGet(path, timeout: 10).value, .null)
-    }
-}
-
-/// Responsible for: a `RemoteTreeEndpoint` that keeps its links, so a test can read what they
-/// received (`RemoteTreeLink.childrenReceived`, read on the link's queue).
-final class KeptLinkEndpoint: TreeEndpoint, @unchecked Sendable {
-    let settings: RealtimeClient.Settings
-    private var links: [(RemoteTreeLink, DispatchQueue)] = []
-    private let lock = NSLock()
-
-    init(settings: RealtimeClient.Settings) { self.settings = settings }
-
-    func openTreeLink(client: any TreeLinkClient, queue: DispatchQueue) -> any TreeLink {
-        let link = RemoteTreeLink(settings: settings, client: client, queue: queue)
-        lock.withLock { links.append((link, queue)) }
-        return link
-    }
-
-    var childrenReceived: Int {
-        lock.withLock { links }.reduce(0) { sum, l in sum + l.1.sync { l.0.childrenReceived } }
     }
 }

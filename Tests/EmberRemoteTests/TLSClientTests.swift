@@ -10,15 +10,23 @@ import XCTest
 /// certificate) and a plaintext client never reach it: their reads from the server fail and
 /// their writes stay pending.
 final class TLSClientTests: XCTestCase {
-    func testAClientTrustingTheCertificateTalksTLSAndOthersDoNot() throws {
+    /// A TLS server (the tree's port too when `tree`) with a fresh self-signed certificate,
+    /// removed after the test; and the certificate's path.
+    private func tlsServer(tree: Bool) throws -> (TestServer, cert: String) {
         let dir = NSTemporaryDirectory() + "ember-tls-\(getpid())-\(UInt32.random(in: 0..<UInt32.max))"
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: dir) }
+        addTeardownBlock { try? FileManager.default.removeItem(atPath: dir) }
         let (cert, key) = try selfSignedCertificate(in: dir)
         let server = try TestServer { c in
             c.tlsCertificatePath = cert
             c.tlsKeyPath = key
+            if tree { c.databasePort = 0 }
         }
+        return (server, cert)
+    }
+
+    func testAClientTrustingTheCertificateTalksTLSAndOthersDoNot() throws {
+        let (server, cert) = try tlsServer(tree: false)
         defer { server.stop() }
         func open(ssl: Bool, ca: String?) throws -> Firestore {
             let s = FirestoreSettings()
@@ -54,19 +62,9 @@ final class TLSClientTests: XCTestCase {
     /// reach it, their writes stay pending, and each failed attempt is a ConnectionLog line
     /// saying why (the untrusted certificate named).
     func testTreeClientsOverTLS() throws {
-        let dir = NSTemporaryDirectory() + "ember-tls-tree-\(getpid())-\(UInt32.random(in: 0..<UInt32.max))"
-        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: dir) }
-        let (cert, key) = try selfSignedCertificate(in: dir)
-        let server = try TestServer { c in
-            c.tlsCertificatePath = cert
-            c.tlsKeyPath = key
-            c.databasePort = 0
-        }
+        let (server, cert) = try tlsServer(tree: true)
         defer { server.stop() }
-        let deadline = Date().addingTimeInterval(10)
-        while server.server?.databasePort == nil && Date() < deadline { usleep(10_000) }
-        let port = try XCTUnwrap(server.server?.databasePort)
+        let port = try server.treePort()
         let lines = Recorder<String>()
         ConnectionLog.setHandler { lines.append($0) }
         defer { ConnectionLog.setHandler(nil) }
@@ -96,7 +94,7 @@ final class TLSClientTests: XCTestCase {
         let told = lines.all.filter { $0.contains("could not reach the server at 127.0.0.1:\(port)") }
         XCTAssertTrue(told.contains { $0.contains("(TLS on)") && $0.contains("certificate is not trusted") }, "\(lines.all)")
         XCTAssertTrue(told.contains { $0.contains("(TLS off)") }, "\(lines.all)")
-        XCTAssertThrowsError(try open(ssl: true, ca: dir + "/missing.pem")) {
+        XCTAssertThrowsError(try open(ssl: true, ca: cert + ".missing")) {
             XCTAssertTrue("\($0)".contains("Cannot read the trusted certificates file"), "\($0)")
         }
     }

@@ -16,7 +16,7 @@ import Ember
 //     EmberRemoteBench tree-resume DATABASE_HOST PATH N CHANGES
 //
 // `tree-listen` and `tree-push` use the public API (`FirestoreSettings.databaseHost`).
-// `tree-resume` needs the children the server sent (`RemoteTreeLink.childrenReceived`), which the
+// `tree-resume` needs the children the server sent (`RemoteTreeEndpoint.childrenReceived`), which the
 // public API does not expose: it builds the same client from the internal modules, loads a list
 // of N children, goes offline while another client pushes CHANGES children, comes back, and
 // prints `initial_children`, `unchanged_children` (back with nothing changed) and
@@ -72,29 +72,12 @@ func treePush(host: String, path: String) -> Never {
     exit(0)
 }
 
-/// Keeps its links so that their `childrenReceived` can be read (on the link's queue).
-private final class CountingTreeEndpoint: TreeEndpoint, @unchecked Sendable {
-    let settings: RealtimeClient.Settings
-    private var links: [(RemoteTreeLink, DispatchQueue)] = []
-    private let lock = NSLock()
-    init(settings: RealtimeClient.Settings) { self.settings = settings }
-    func openTreeLink(client: any TreeLinkClient, queue: DispatchQueue) -> any TreeLink {
-        let link = RemoteTreeLink(settings: settings, client: client, queue: queue)
-        lock.lock(); links.append((link, queue)); lock.unlock()
-        return link
-    }
-    var childrenReceived: Int {
-        lock.lock(); let all = links; lock.unlock()
-        return all.reduce(0) { sum, l in sum + l.1.sync { l.0.childrenReceived } }
-    }
-}
-
 func treeResume(host: String, path: String, n: Int, changes: Int) -> Never {
     guard let a = try? RemoteAddress(parsing: host) else { fail("bad DATABASE_HOST \(host)") }
     let settings = RealtimeClient.Settings(host: a.host, port: a.port, namespace: "demo-ember")
     let writer = EmberClient(persistence: MemoryPersistence(), backend: Backend(persistence: MemoryPersistence()),
                              tree: RemoteTreeEndpoint(settings: settings))
-    let endpoint = CountingTreeEndpoint(settings: settings)
+    let endpoint = RemoteTreeEndpoint(settings: settings)
     let reader = EmberClient(persistence: MemoryPersistence(), backend: Backend(persistence: MemoryPersistence()), tree: endpoint)
     let list: TreePath
     do { list = try TreePath(parsing: path) } catch { fail("bad PATH \(path)") }

@@ -310,10 +310,14 @@ public final class RemoteTreeLink: TreeLink, RealtimeClientDelegate, @unchecked 
     }
 }
 
-/// Responsible for: opening `RemoteTreeLink`s to one tree host (an `EmberClient`'s `tree`).
+/// Responsible for: opening `RemoteTreeLink`s to one tree host (an `EmberClient`'s `tree`), and
+/// summing what they received (`childrenReceived`, for tests and benchmarks).
 public final class RemoteTreeEndpoint: TreeEndpoint, @unchecked Sendable {
     public let settings: RealtimeClient.Settings
     public let token: String?
+    private let lock = NSLock()
+    /// The links opened, held weakly (their clients own them), with their queues.
+    private var opened: [(link: WeakTreeLink, queue: DispatchQueue)] = []
 
     public init(settings: RealtimeClient.Settings, token: String? = nil) {
         self.settings = settings
@@ -321,6 +325,20 @@ public final class RemoteTreeEndpoint: TreeEndpoint, @unchecked Sendable {
     }
 
     public func openTreeLink(client: any TreeLinkClient, queue: DispatchQueue) -> any TreeLink {
-        RemoteTreeLink(settings: settings, token: token, client: client, queue: queue)
+        let link = RemoteTreeLink(settings: settings, token: token, client: client, queue: queue)
+        lock.withLock { opened.append((WeakTreeLink(link), queue)) }
+        return link
     }
+
+    /// The children the listens of the links still open brought in their first answers,
+    /// summed (each read on its link's queue: never call it from there).
+    public var childrenReceived: Int {
+        lock.withLock { opened }.reduce(0) { sum, o in sum + o.queue.sync { o.link.link?.childrenReceived ?? 0 } }
+    }
+}
+
+/// Responsible for: a weak reference to a link an endpoint opened.
+final class WeakTreeLink: @unchecked Sendable {
+    weak var link: RemoteTreeLink?
+    init(_ link: RemoteTreeLink) { self.link = link }
 }
