@@ -11,17 +11,16 @@ import NIOHTTP1
 /// read `now`), `cancel` ("Permission denied") when the rules stop allowing the read and
 /// `auth_revoked` ("credential is no longer valid") when the caller's ID token expires, each
 /// ending the response. The stream ends when the client closes the connection, or when it stops
-/// reading: more than `maxQueuedBytes` not yet written closes it. State on the watch's queue;
+/// reading: more than `UnreadBound`'s limit not yet written closes it. State on the watch's queue;
 /// writes go to the channel, which orders them.
 final class TreeEventStream: TreeWatchSink, @unchecked Sendable {
     static let keepAliveInterval: TimeAmount = .seconds(30)
-    static let maxQueuedBytes = 16 << 20
 
     private let channel: Channel
     private let request: TreeStreamRequest
     private let queue = DispatchQueue(label: "ember.server.tree-stream", target: .global())
     private var watch: TreeWatch?
-    private let queued = ManagedAtomicCounter()
+    private let unread = UnreadBound()
     private var keepAlive: RepeatedTask?
     private var expiry: Scheduled<Void>?
     /// Set when the stream was cancelled or revoked: nothing more is sent.
@@ -95,21 +94,10 @@ final class TreeEventStream: TreeWatchSink, @unchecked Sendable {
     private func send(_ name: String, _ data: String) {
         let text = "event: \(name)\ndata: \(data)\n\n"
         let n = text.utf8.count
-        if queued.add(n) > Self.maxQueuedBytes {
-            channel.close(promise: nil)
-            return
-        }
+        guard unread.admit(n, closing: channel) else { return }
         var buffer = channel.allocator.buffer(capacity: n)
         buffer.writeString(text)
-        let counter = queued
-        channel.writeAndFlush(HTTPServerResponsePart.body(.byteBuffer(buffer))).whenComplete { _ in _ = counter.add(-n) }
+        let unread = self.unread
+        channel.writeAndFlush(HTTPServerResponsePart.body(.byteBuffer(buffer))).whenComplete { _ in unread.written(n) }
     }
-}
-
-/// Responsible for: a counter shared by a stream's writer and the channel's completions.
-final class ManagedAtomicCounter: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value = 0
-    /// Adds `n`; returns the new value.
-    func add(_ n: Int) -> Int { lock.lock(); defer { lock.unlock() }; value += n; return value }
 }

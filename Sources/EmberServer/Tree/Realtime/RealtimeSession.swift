@@ -17,7 +17,7 @@ import NIOWebSocket
 /// the rules when registered and again when they run, after the connection ends. A listen the
 /// rules stop allowing is revoked with a `c` push; an ID token's expiry with `ac`, then the
 /// connection is closed. A peer silent for `deadAfter` (WebSocket pings every `pingEvery`) is
-/// closed, its onDisconnect writes run; so is one that leaves more than `maxQueuedBytes` unread.
+/// closed, its onDisconnect writes run; so is one that leaves too much unread (`UnreadBound`).
 ///
 /// Requests run one after another on a task of their own; pushes are written from the watches'
 /// queue; the channel orders what is written.
@@ -27,8 +27,6 @@ final class RealtimeSession: ChannelInboundHandler, @unchecked Sendable {
 
     static let pingEvery: TimeAmount = .seconds(30)
     static let deadAfter: Double = 90
-    /// Bytes a peer may leave unread before it is disconnected (as `TreeEventStream`'s).
-    static let maxQueuedBytes = 16 << 20
 
     private let rest: TreeREST
     private let backend: Backend
@@ -40,7 +38,7 @@ final class RealtimeSession: ChannelInboundHandler, @unchecked Sendable {
     private var channel: Channel?
     private let lock = NSLock()
     /// Bytes given to the channel and not yet written to the socket.
-    private let queued = ManagedAtomicCounter()
+    private let unread = UnreadBound()
     /// Open listens by key (path and tag, or path and query).
     private var listens: [String: (watch: TreeWatch, sink: RealtimeListen)] = [:]
     private var caller = TreeAccess.Caller(bypassesRules: false, auth: .signedOut, expires: nil)
@@ -375,24 +373,20 @@ final class RealtimeSession: ChannelInboundHandler, @unchecked Sendable {
 
     /// Writes one message (in frames when long).
     /// Writes one message (in counted frames when long). A peer that stops reading while more
-    /// than `maxQueuedBytes` wait to be written is disconnected, as a REST stream is: its
+    /// than `UnreadBound`'s limit waits to be written is disconnected, as a REST stream is: its
     /// onDisconnect writes run, and its client resumes by hash when it connects again.
     func send(_ message: String) {
         guard let channel else { return }
         let n = message.utf8.count
-        if queued.add(n) > Self.maxQueuedBytes {
-            _ = queued.add(-n)
-            channel.close(promise: nil)
-            return
-        }
+        guard unread.admit(n, closing: channel) else { return }
         let frames = RealtimeFraming.frames(message)
-        let counter = queued
+        let unread = self.unread
         for (i, f) in frames.enumerated() {
             var buffer = channel.allocator.buffer(capacity: f.utf8.count)
             buffer.writeString(f)
             let frame = WebSocketFrame(fin: true, opcode: .text, data: buffer)
             if i == frames.count - 1 {
-                channel.writeAndFlush(frame).whenComplete { _ in _ = counter.add(-n) }
+                channel.writeAndFlush(frame).whenComplete { _ in unread.written(n) }
             } else {
                 channel.write(frame, promise: nil)
             }
