@@ -11,17 +11,9 @@ import Foundation
 enum TreeCounter {
     static func run(_ args: [String]) -> Never {
         guard args.count == 5, let n = Int(args[4]) else {
-            FileHandle.standardError.write("usage: EmberHostClient tree-counter DATABASE_HOST PATH N\n".data(using: .utf8)!)
-            exit(64)
+            TreeProcess.exit(64, "usage: EmberHostClient tree-counter DATABASE_HOST PATH N")
         }
-        let settings = FirestoreSettings()
-        settings.databaseHost = args[2]
-        settings.isSSLEnabled = false
-        let db: Firestore
-        do { db = try Firestore.open(settings: settings) } catch {
-            FileHandle.standardError.write("open: \(error)\n".data(using: .utf8)!)
-            exit(2)
-        }
+        let db = TreeProcess.open(databaseHost: args[2])
         let ref = db.database().reference(withPath: args[3])
         for i in 0..<n {
             let done = DispatchSemaphore(value: 0)
@@ -34,12 +26,10 @@ enum TreeCounter {
                 done.signal()
             })
             guard done.wait(timeout: .now() + 30) == .success else {
-                FileHandle.standardError.write("transaction \(i) did not complete in 30 s\n".data(using: .utf8)!)
-                exit(2)
+                TreeProcess.exit(2, "transaction \(i) did not complete in 30 s")
             }
             if let failure {
-                FileHandle.standardError.write("transaction \(i): \(failure)\n".data(using: .utf8)!)
-                exit(2)
+                TreeProcess.exit(2, "transaction \(i): \(failure)")
             }
         }
         print("done")

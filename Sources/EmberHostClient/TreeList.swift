@@ -12,17 +12,9 @@ import Foundation
 enum TreeList {
     static func run(_ args: [String]) -> Never {
         guard args.count == 6, let n = Int(args[4]), let total = Int(args[5]) else {
-            FileHandle.standardError.write("usage: EmberHostClient tree-list DATABASE_HOST LIST N TOTAL\n".data(using: .utf8)!)
-            exit(64)
+            TreeProcess.exit(64, "usage: EmberHostClient tree-list DATABASE_HOST LIST N TOTAL")
         }
-        let settings = FirestoreSettings()
-        settings.databaseHost = args[2]
-        settings.isSSLEnabled = false
-        let db: Firestore
-        do { db = try Firestore.open(settings: settings) } catch {
-            FileHandle.standardError.write("open: \(error)\n".data(using: .utf8)!)
-            exit(2)
-        }
+        let db = TreeProcess.open(databaseHost: args[2])
         let lock = NSLock()
         var seen = 0
         let list = db.database().reference(withPath: args[3])
@@ -44,8 +36,7 @@ enum TreeList {
         let end = Date().addingTimeInterval(60)
         while lock.withLock({ seen }) < total {
             guard Date() < end else {
-                FileHandle.standardError.write("saw \(lock.withLock { seen }) of \(total) children in 60 s\n".data(using: .utf8)!)
-                exit(2)
+                TreeProcess.exit(2, "saw \(lock.withLock { seen }) of \(total) children in 60 s")
             }
             usleep(5_000)
         }

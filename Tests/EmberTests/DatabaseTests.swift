@@ -4,33 +4,7 @@ import Ember
 
 /// The public tree API: the seed's (002) Swift samples, writes and reads, observer handles,
 /// removeAllObservers not recursive, errors reaching completions and cancel blocks.
-final class DatabaseTests: XCTestCase {
-    var db: Firestore!
-    var ref: DatabaseReference!
-
-    override func setUp() {
-        db = try! openDB()
-        ref = db.database().reference()
-    }
-
-    override func tearDown() { db.terminate() }
-
-    func awaitWrite(_ body: (@escaping (Error?, DatabaseReference) -> Void) -> Void) -> Error? {
-        let e = expectation(description: "write")
-        let box = Box<Error?>()
-        body { err, _ in box.set(err); e.fulfill() }
-        wait(for: [e], timeout: 5)
-        return box.value ?? nil
-    }
-
-    func read(_ q: DatabaseQuery) -> DataSnapshot? {
-        let e = expectation(description: "read")
-        let box = Box<DataSnapshot>()
-        q.getData { err, s in XCTAssertNil(err); if let s { box.set(s) }; e.fulfill() }
-        wait(for: [e], timeout: 5)
-        return box.value
-    }
-
+final class DatabaseTests: TreeTestCase {
     func testSeedSamplesCompileAndRun() throws {
         // Append to a list; get the generated key.
         let postRef = ref.child("posts").childByAutoId()

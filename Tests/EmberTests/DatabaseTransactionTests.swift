@@ -5,17 +5,7 @@ import Ember
 /// `runTransactionBlock` through the public tree API, with Firebase's star-toggling sample:
 /// MutableData reads and writes (child data writing through), abort, the completion's
 /// arguments, local events off, and a value that is not tree data failing the transaction.
-final class DatabaseTransactionTests: XCTestCase {
-    var db: Firestore!
-    var ref: DatabaseReference!
-
-    override func setUp() {
-        db = try! openDB()
-        ref = db.database().reference()
-    }
-
-    override func tearDown() { db.terminate() }
-
+final class DatabaseTransactionTests: TreeTestCase {
     /// Runs `block` and waits for the completion's (error, committed, value).
     func transact(_ r: DatabaseReference, localEvents: Bool = true, _ block: @escaping (MutableData) -> TransactionResult) -> (Error?, Bool, Any?) {
         let e = expectation(description: "transaction")

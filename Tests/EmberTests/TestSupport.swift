@@ -172,3 +172,33 @@ func XCTAssertSame(_ actual: Any?, _ expected: Any?, _ message: String = "", fil
         XCTFail("\(String(describing: actual)) is not \(String(describing: expected)) \(message)", file: file, line: line)
     }
 }
+
+/// Responsible for: what the tree API's test cases share: a fresh in-memory database and its
+/// root for each test, a write waited for, a read.
+class TreeTestCase: XCTestCase {
+    var db: Firestore!
+    var ref: DatabaseReference!
+
+    override func setUp() {
+        db = try! openDB()
+        ref = db.database().reference()
+    }
+
+    override func tearDown() { db.terminate() }
+
+    func awaitWrite(_ body: (@escaping (Error?, DatabaseReference) -> Void) -> Void) -> Error? {
+        let e = expectation(description: "write")
+        let box = Box<Error?>()
+        body { err, _ in box.set(err); e.fulfill() }
+        wait(for: [e], timeout: 5)
+        return box.value ?? nil
+    }
+
+    func read(_ q: DatabaseQuery) -> DataSnapshot? {
+        let e = expectation(description: "read")
+        let box = Box<DataSnapshot>()
+        q.getData { err, s in XCTAssertNil(err); if let s { box.set(s) }; e.fulfill() }
+        wait(for: [e], timeout: 5)
+        return box.value
+    }
+}

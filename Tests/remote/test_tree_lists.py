@@ -53,79 +53,85 @@ def database_port(srv):
     return int(m.group(1))
 
 
-def test_processes_share_one_list(tmp_path, c_tree_client, swift_client):
+@pytest.fixture
+def tree_port(tmp_path):
+    """The tree port of a fresh `ember serve --memory`, stopped after the test."""
     why = servers.ember_missing()
     if why:
         pytest.fail(why, pytrace=False)
     srv = servers.start_ember(str(tmp_path), memory=True)
     try:
-        port = database_port(srv)
-        db = ember.Client(database_host=f"127.0.0.1:{port}", ssl=False)
-        seen, lock, done = [], threading.Lock(), threading.Event()
-        total = 2 * 25 + 20 + 20 + 10
-
-        def added(snap, prev):
-            with lock:
-                seen.append((snap.key, prev))
-                if len(seen) >= total:
-                    done.set()
-
-        posts = db.reference("posts")
-        posts.observe(ember.EventType.CHILD_ADDED, added)
-        writers = [subprocess.Popen([sys.executable, "-c", WRITER, str(port), f"w{k}", "25"],
-                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for k in range(2)]
-        # The C process pushes 20 and observes until it has seen every child.
-        c = subprocess.Popen([c_tree_client, f"127.0.0.1:{port}", "posts", "20", str(total)],
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        # So does the Swift process.
-        sw = subprocess.Popen([swift_client, "tree-list", f"127.0.0.1:{port}", "posts", "20", str(total)],
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        mine = [posts.push({"from": "test", "i": i}).key for i in range(10)]
-        outputs = []
-        for w in writers:
-            try:
-                out, err = w.communicate(timeout=CLIENT_SECONDS)
-            except subprocess.TimeoutExpired:
-                w.kill()
-                w.communicate()
-                pytest.fail("a writer process overstayed")
-            assert w.returncode == 0, err
-            outputs.append(json.loads(out))
-        observed = {}
-        pushed = []
-        for name, p in (("C", c), ("Swift", sw)):
-            try:
-                out, err = p.communicate(timeout=CLIENT_SECONDS)
-            except subprocess.TimeoutExpired:
-                p.kill()
-                p.communicate()
-                pytest.fail(f"the {name} process overstayed")
-            assert p.returncode == 0, f"{name}: {err}"
-            lines = out.splitlines()
-            pushed += [line.split()[1] for line in lines if line.startswith("pushed ")]
-            observed[name] = [(line.split()[1], None if line.split()[2] == "-" else line.split()[2])
-                              for line in lines if line.startswith("added ")]
-        assert done.wait(30), f"saw {len(seen)} of {total}"
-        with lock:
-            keys = [k for k, _ in seen]
-            assert sorted(keys) == sorted(mine + outputs[0] + outputs[1] + pushed)
-            assert len(set(keys)) == total, "every child once"
-            replay = []
-            for k, prev in seen:
-                replay.insert(replay.index(prev) + 1 if prev is not None else 0, k)
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/posts.json?ns=demo-ember&shallow=true", timeout=10) as r:
-            server = sorted(json.loads(r.read()))
-        assert replay == server, "previous keys replay to the server's order"
-        # The C and Swift observers too: every child once, previous keys replaying to the same list.
-        for name, events in observed.items():
-            assert len(events) == total and len({k for k, _ in events}) == total, name
-            other = []
-            for k, prev in events:
-                other.insert(other.index(prev) + 1 if prev is not None else 0, k)
-            assert other == server, name
-        db.close()
+        yield database_port(srv)
     finally:
         srv.stop()
+
+
+def test_processes_share_one_list(tree_port, c_tree_client, swift_client):
+    port = tree_port
+    db = ember.Client(database_host=f"127.0.0.1:{port}", ssl=False)
+    seen, lock, done = [], threading.Lock(), threading.Event()
+    total = 2 * 25 + 20 + 20 + 10
+
+    def added(snap, prev):
+        with lock:
+            seen.append((snap.key, prev))
+            if len(seen) >= total:
+                done.set()
+
+    posts = db.reference("posts")
+    posts.observe(ember.EventType.CHILD_ADDED, added)
+    writers = [subprocess.Popen([sys.executable, "-c", WRITER, str(port), f"w{k}", "25"],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for k in range(2)]
+    # The C process pushes 20 and observes until it has seen every child.
+    c = subprocess.Popen([c_tree_client, f"127.0.0.1:{port}", "posts", "20", str(total)],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # So does the Swift process.
+    sw = subprocess.Popen([swift_client, "tree-list", f"127.0.0.1:{port}", "posts", "20", str(total)],
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    mine = [posts.push({"from": "test", "i": i}).key for i in range(10)]
+    outputs = []
+    for w in writers:
+        try:
+            out, err = w.communicate(timeout=CLIENT_SECONDS)
+        except subprocess.TimeoutExpired:
+            w.kill()
+            w.communicate()
+            pytest.fail("a writer process overstayed")
+        assert w.returncode == 0, err
+        outputs.append(json.loads(out))
+    observed = {}
+    pushed = []
+    for name, p in (("C", c), ("Swift", sw)):
+        try:
+            out, err = p.communicate(timeout=CLIENT_SECONDS)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.communicate()
+            pytest.fail(f"the {name} process overstayed")
+        assert p.returncode == 0, f"{name}: {err}"
+        lines = out.splitlines()
+        pushed += [line.split()[1] for line in lines if line.startswith("pushed ")]
+        observed[name] = [(line.split()[1], None if line.split()[2] == "-" else line.split()[2])
+                          for line in lines if line.startswith("added ")]
+    assert done.wait(30), f"saw {len(seen)} of {total}"
+    with lock:
+        keys = [k for k, _ in seen]
+        assert sorted(keys) == sorted(mine + outputs[0] + outputs[1] + pushed)
+        assert len(set(keys)) == total, "every child once"
+        replay = []
+        for k, prev in seen:
+            replay.insert(replay.index(prev) + 1 if prev is not None else 0, k)
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/posts.json?ns=demo-ember&shallow=true", timeout=10) as r:
+        server = sorted(json.loads(r.read()))
+    assert replay == server, "previous keys replay to the server's order"
+    # The C and Swift observers too: every child once, previous keys replaying to the same list.
+    for name, events in observed.items():
+        assert len(events) == total and len({k for k, _ in events}) == total, name
+        other = []
+        for k, prev in events:
+            other.insert(other.index(prev) + 1 if prev is not None else 0, k)
+        assert other == server, name
+    db.close()
 
 
 @pytest.mark.parametrize("bad, text", [("", "settings.database_host is empty"), (5, "expected a str"),
@@ -266,49 +272,42 @@ time.sleep(120)
 """
 
 
-def test_presence_on_disconnect_runs_when_a_client_process_dies(tmp_path):
+def test_presence_on_disconnect_runs_when_a_client_process_dies(tree_port):
     """A client process registers onDisconnect writes (remove, an update, a cancelled set), marks
     itself present, and is killed with SIGKILL: the server applies them; another client sees it."""
-    why = servers.ember_missing()
-    if why:
-        pytest.fail(why, pytrace=False)
-    srv = servers.start_ember(str(tmp_path), memory=True)
-    try:
-        port = database_port(srv)
-        db = ember.Client(database_host=f"127.0.0.1:{port}", ssl=False)
-        events, lock = [], threading.Lock()
+    port = tree_port
+    db = ember.Client(database_host=f"127.0.0.1:{port}", ssl=False)
+    events, lock = [], threading.Lock()
 
-        def record(kind):
-            def cb(snap, prev):
-                with lock:
-                    events.append((kind, snap.key))
-            return cb
-        presence = db.reference("presence")
-        presence.observe(ember.EventType.CHILD_ADDED, record("added"))
-        presence.observe(ember.EventType.CHILD_REMOVED, record("removed"))
-        p = subprocess.Popen([sys.executable, "-u", "-c", PRESENT, str(port)], stdout=subprocess.PIPE, text=True)
-        try:
-            assert p.stdout.readline().strip() == "online"
-            deadline = time.monotonic() + 30
-            while time.monotonic() < deadline and ("added", "p1") not in events:
-                time.sleep(0.02)
-            assert ("added", "p1") in events
+    def record(kind):
+        def cb(snap, prev):
+            with lock:
+                events.append((kind, snap.key))
+        return cb
+    presence = db.reference("presence")
+    presence.observe(ember.EventType.CHILD_ADDED, record("added"))
+    presence.observe(ember.EventType.CHILD_REMOVED, record("removed"))
+    p = subprocess.Popen([sys.executable, "-u", "-c", PRESENT, str(port)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert p.stdout.readline().strip() == "online"
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and ("added", "p1") not in events:
+            time.sleep(0.02)
+        assert ("added", "p1") in events
+        p.kill()
+        p.wait(10)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and ("removed", "p1") not in events:
+            time.sleep(0.02)
+        with lock:
+            assert events == [("added", "p1"), ("removed", "p1")], events
+        assert db.reference("seen/p1").get() == "gone"
+        assert db.reference("presence/cancelled").get() is None
+    finally:
+        if p.poll() is None:
             p.kill()
             p.wait(10)
-            deadline = time.monotonic() + 30
-            while time.monotonic() < deadline and ("removed", "p1") not in events:
-                time.sleep(0.02)
-            with lock:
-                assert events == [("added", "p1"), ("removed", "p1")], events
-            assert db.reference("seen/p1").get() == "gone"
-            assert db.reference("presence/cancelled").get() is None
-        finally:
-            if p.poll() is None:
-                p.kill()
-                p.wait(10)
-        db.close()
-    finally:
-        srv.stop()
+    db.close()
 
 
 COUNTER = r"""
@@ -324,31 +323,24 @@ print("done")
 """
 
 
-def test_transactions_from_four_processes_add_up(tmp_path, c_tree_client, swift_client):
+def test_transactions_from_four_processes_add_up(tree_port, c_tree_client, swift_client):
     """Two Python processes, a C one and a Swift one each add 1 to one counter 250 times with
     transactions (compare-and-set by hash at the server, retried on contention): 1,000 in all."""
-    why = servers.ember_missing()
-    if why:
-        pytest.fail(why, pytrace=False)
-    srv = servers.start_ember(str(tmp_path), memory=True)
-    try:
-        port = database_port(srv)
-        procs = [("Python 1", [sys.executable, "-c", COUNTER, str(port), "250"]),
-                 ("Python 2", [sys.executable, "-c", COUNTER, str(port), "250"]),
-                 ("C", [c_tree_client, "--counter", f"127.0.0.1:{port}", "counter", "250"]),
-                 ("Swift", [swift_client, "tree-counter", f"127.0.0.1:{port}", "counter", "250"])]
-        running = [(name, subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
-                   for name, cmd in procs]
-        for name, p in running:
-            try:
-                out, err = p.communicate(timeout=CLIENT_SECONDS)
-            except subprocess.TimeoutExpired:
-                for _, q in running:
-                    q.kill()
-                p.communicate()
-                pytest.fail(f"the {name} process overstayed")
-            assert p.returncode == 0 and out.strip() == "done", f"{name}: {err}"
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/counter.json?ns=demo-ember", timeout=10) as r:
-            assert json.loads(r.read()) == 1000
-    finally:
-        srv.stop()
+    port = tree_port
+    procs = [("Python 1", [sys.executable, "-c", COUNTER, str(port), "250"]),
+             ("Python 2", [sys.executable, "-c", COUNTER, str(port), "250"]),
+             ("C", [c_tree_client, "--counter", f"127.0.0.1:{port}", "counter", "250"]),
+             ("Swift", [swift_client, "tree-counter", f"127.0.0.1:{port}", "counter", "250"])]
+    running = [(name, subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+               for name, cmd in procs]
+    for name, p in running:
+        try:
+            out, err = p.communicate(timeout=CLIENT_SECONDS)
+        except subprocess.TimeoutExpired:
+            for _, q in running:
+                q.kill()
+            p.communicate()
+            pytest.fail(f"the {name} process overstayed")
+        assert p.returncode == 0 and out.strip() == "done", f"{name}: {err}"
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/counter.json?ns=demo-ember", timeout=10) as r:
+        assert json.loads(r.read()) == 1000
