@@ -973,14 +973,18 @@ static void call_listener(lctx *c, PyObject *a, PyObject *err) {
     Py_XDECREF(r);
 }
 
-static void doc_listener_cb(void *ctx, const ember_document *doc, const ember_error *error) {
+/* One event of a document or query listener (event thread): callback(payload, None) with the
+ * borrowed `payload` retained and wrapped (a Document, or a Snapshot when `is_snapshot`), or
+ * callback(None, error) when the listener ended with `error`. */
+static void listener_event(void *ctx, const void *payload, int is_snapshot, const ember_error *error) {
     if (EMBER_IS_FINALIZING()) return;
     lctx *c = ctx;
     cbgil g = cb_enter(c);
-    if (doc) {
-        PyObject *d = doc_wrap(c->db, ember_document_retain(doc));
-        if (d) call_listener(c, d, Py_None); else report_callback_error(c->callback);
-        Py_XDECREF(d);
+    if (payload) {
+        PyObject *o = is_snapshot ? snap_wrap(c->db, ember_snapshot_retain(payload))
+                                  : doc_wrap(c->db, ember_document_retain(payload));
+        if (o) call_listener(c, o, Py_None); else report_callback_error(c->callback);
+        Py_XDECREF(o);
     } else {
         PyObject *e = make_error(error ? error->code : EMBER_ERR_UNKNOWN, error ? error->message : "listener failed");
         if (e) call_listener(c, Py_None, e); else report_callback_error(c->callback);
@@ -989,20 +993,13 @@ static void doc_listener_cb(void *ctx, const ember_document *doc, const ember_er
     cb_leave(g);
 }
 
+/* The C ABI's two listener callback types (ember_document_listener_cb, ember_query_listener_cb). */
+static void doc_listener_cb(void *ctx, const ember_document *doc, const ember_error *error) {
+    listener_event(ctx, doc, 0, error);
+}
+
 static void query_listener_cb(void *ctx, const ember_snapshot *snap, const ember_error *error) {
-    if (EMBER_IS_FINALIZING()) return;
-    lctx *c = ctx;
-    cbgil g = cb_enter(c);
-    if (snap) {
-        PyObject *s = snap_wrap(c->db, ember_snapshot_retain(snap));
-        if (s) call_listener(c, s, Py_None); else report_callback_error(c->callback);
-        Py_XDECREF(s);
-    } else {
-        PyObject *e = make_error(error ? error->code : EMBER_ERR_UNKNOWN, error ? error->message : "listener failed");
-        if (e) call_listener(c, Py_None, e); else report_callback_error(c->callback);
-        Py_XDECREF(e);
-    }
-    cb_leave(g);
+    listener_event(ctx, snap, 1, error);
 }
 
 static PyObject *listener_new(ember_listener_token t) {
