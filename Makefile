@@ -1,12 +1,53 @@
-# Ember: the two commands are `make demo` and `make test` (see README.md).
+# Ember's entry points (the two commands for users: `make demo` and `make test`):
+#
+#   make demo      the seed's scenario on the embedded default database: demo-python, demo-swift
+#   make test      every suite, in the tree under "the test tree" below (what CI runs: .ci/run)
+#   make check     the quick check for every change: docs hygiene, Swift debug tests, C tests, pytest
+#   make bench     every benchmark (release builds), each figure beside its target (bench/targets.json)
+#   make bench-*   one of them: bench-swift, bench-c, bench-python, bench-server, bench-rules,
+#                  bench-remote, bench-tree-server, bench-tree-remote
+#   make fuzz      libFuzzer over the value decoders, paths and the query builder (FUZZ_SECONDS each)
+#   make lib       libember.so and its links (LIB_CONFIG=debug, or release in .build-lib)
+#   make install   ember.h, libember and ember.pc under PREFIX (DESTDIR honoured)
+#   make proto     regenerates Sources/EmberFirestoreProto from proto/ (the generated code is committed)
+#   make clean     removes the build directories
+#
+# Every test-* target below is a named part of `make test` and can be run alone (make test-c, ...).
 SWIFT      ?= swift
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 TSAN_PATH  ?= .build-tsan
 BENCH_PATH ?= .build-bench
+PYTHON     ?= python3
 
-.PHONY: all deps build demo test test-swift test-tsan bench clean
+# A hung test fails the run within TEST_TIMEOUT seconds instead of using up CI's time, and leaves
+# its name (output line-buffered) and every thread's stack (gdb) in the log: Tests/scripts/watchdog.sh.
+TEST_TIMEOUT ?= 1500
+WATCHDOG     := Tests/scripts/watchdog.sh $(TEST_TIMEOUT)
+
+.PHONY: all deps build demo demo-swift test check bench bench-swift clean
 
 all: build
+
+# ---- the test tree: `make test` runs these in order, `make check` the quick part of them ----
+#   test-docs            prose and comments: undated, every target mapped, links, sizes
+#   test-swift           test-swift-unit (the Swift suites, debug), test-hygiene, test-remote-emulator
+#   test-tsan            the concurrency tests again under ThreadSanitizer (core only)
+#   test-c               test-c-unit (exports, header as C++17, the C tests), test-c-valgrind, test-c-asan
+#   test-c-core          the core-only libember (EMBER_CORE_ONLY=1) and the C tests on it
+#   test-python          the Python package's pytest suite (bindings/python)
+#   test-c-examples      the seed's samples in C, output checked
+#   test-cpp             test-cpp-examples, test-cpp-tests, test-cpp-tree-tests
+#   test-fuzz            10 s of fuzzing per target
+#   test-server          ember serve beside the Firestore emulator (Tests/server)
+#   test-remote          Swift, C and Python clients of one ember serve (Tests/remote)
+test: test-docs test-swift test-tsan test-c test-c-core test-python test-c-examples test-cpp test-fuzz test-server test-remote
+
+# The quick check for every change: no TSan, no server, remote or emulator suites, no second build.
+check: test-docs test-swift-unit test-c-unit test-python
+
+# ---- the demo and the benchmarks (each part is below, with its language) ----
+demo: deps demo-python demo-swift
+bench: deps bench-c bench-python bench-tree-server bench-server bench-rules bench-tree-remote bench-remote bench-swift
 
 # Installs what the build needs and is missing. The Swift toolchain itself must be on PATH
 # (Swift 6.x); everything else is installed here, never by hand.
@@ -20,26 +61,29 @@ build: deps
 
 # Runs the seed's scenario (listeners, a pending then acknowledged write, network off and on)
 # on the embedded default database.
-demo: deps
+demo-swift: deps
 	$(SWIFT) build -j $(JOBS) --product ember-demo
 	./.build/debug/ember-demo
 
-# Every test: the Swift suites (the emulator differential test runs when gcloud's Firestore
-# emulator is installed), then the concurrency tests again under ThreadSanitizer.
-test: test-swift test-tsan test-c
+# Prose and comments stay undated and mapped, links resolve, sizes hold (Tests/scripts/docs_hygiene.py,
+# after its own test).
+.PHONY: test-docs
+test-docs:
+	$(PYTHON) Tests/scripts/test_docs_hygiene.py
+	$(PYTHON) Tests/scripts/docs_hygiene.py
 
-# A hung test fails the run within TEST_TIMEOUT seconds instead of using up CI's time, and leaves
-# its name (output line-buffered) and every thread's stack (gdb) in the log: Tests/scripts/watchdog.sh.
-TEST_TIMEOUT ?= 1500
-WATCHDOG     := Tests/scripts/watchdog.sh $(TEST_TIMEOUT)
-test-swift: deps
-	$(SWIFT) build -j $(JOBS) --build-tests
-	$(WATCHDOG) $(SWIFT) test --skip-build
+# The Swift suites (the emulator differential test runs when gcloud's Firestore emulator is
+# installed), then the test of the test runner and the remote tests on the emulator.
+.PHONY: test-swift-unit
+test-swift: test-swift-unit
 	$(MAKE) --no-print-directory test-hygiene
 	$(MAKE) --no-print-directory test-remote-emulator
+test-swift-unit: deps
+	$(SWIFT) build -j $(JOBS) --build-tests
+	$(WATCHDOG) $(SWIFT) test --skip-build
 
-# EmberRemoteTests again, against the Firestore emulator (issue 12: the same scenarios there), on
-# the tests test-swift built; skipped with a message where the emulator is not installed.
+# EmberRemoteTests again, against the Firestore emulator (the same scenarios there), on the tests
+# test-swift-unit built; skipped with a message where the emulator is not installed.
 .PHONY: test-remote-emulator
 test-remote-emulator:
 	SWIFT=$(SWIFT) $(WATCHDOG) $(PYTHON) Tests/scripts/remote_tests_on_emulator.py .build
@@ -55,8 +99,8 @@ test-tsan: deps
 	EMBER_CORE_ONLY=1 $(SWIFT) build -j $(JOBS) --build-tests --sanitize=thread --scratch-path $(TSAN_PATH)
 	EMBER_CORE_ONLY=1 $(WATCHDOG) $(SWIFT) test --skip-build --sanitize=thread --scratch-path $(TSAN_PATH) --filter 'ConcurrencyTests|ListenerTokenTests|EventThreadTests|EventThreadPlacementTests|EmberClientWriteTests|EmberModelTests.DocumentTests|BackendIndexBuildTests|EmberClientCloseTests|TreeTransactionTests|TreeInfoTests'
 
-# Benchmarks (release build); prints each figure beside its target and the peers' numbers.
-bench: deps
+# The core's benchmarks (release build); prints each figure beside its target and the peers' numbers.
+bench-swift: deps
 	$(SWIFT) build -j $(JOBS) -c release --scratch-path $(BENCH_PATH) --product ember-bench
 	$(BENCH_PATH)/release/ember-bench
 
@@ -99,15 +143,18 @@ C_TEST_LINK = -Iinclude -Ibindings/c/tests $(C_TEST_SRC) -L$(LIB_DIR) -lember -W
 PREFIX     ?= /usr/local
 VALGRIND   ?= valgrind
 
-.PHONY: lib test-c test-c-valgrind test-c-asan install
+.PHONY: lib test-c test-c-unit test-c-valgrind test-c-asan install
 
 lib: deps
 	$(SWIFT) build -j $(JOBS) -c $(LIB_CONFIG) --scratch-path $(LIB_PATH) --product ember-c
 	ln -sf libember-c.so $(LIB_DIR)/libember.so
 	ln -sf libember.so $(LIB_DIR)/libember.so.0
 
-# The C tests: header as C99 and C++17, exports and SONAME, the tests, then under valgrind and ASan.
-test-c: lib
+# The C tests: header as C99 and C++17, exports and SONAME, the tests (test-c-unit), then under
+# valgrind and ASan.
+test-c: test-c-unit
+	$(MAKE) --no-print-directory test-c-valgrind test-c-asan
+test-c-unit: lib
 	@mkdir -p $(CTEST_DIR)
 	@echo "== exports: only ember_* (and the version node), SONAME libember.so.0"
 	@bad=$$(nm -D --defined-only $(LIB_DIR)/libember.so | awk '$$2 ~ /[A-Z]/ && $$3 !~ /^ember_/ && $$3 != "EMBER_0" {print $$3}'); \
@@ -119,14 +166,12 @@ test-c: lib
 	@echo "== C tests (C99)"
 	$(CC) -std=c99 $(C_WARN) -g -O1 $(C_TEST_LINK) -o $(CTEST_DIR)/ember-ctests
 	$(WATCHDOG) $(CTEST_DIR)/ember-ctests
-	$(MAKE) --no-print-directory test-c-valgrind test-c-asan
 
 # The core-only libember (EMBER_CORE_ONLY=1, no remote support: its own scratch path): exports,
 # no full Foundation (the full library loads it through the gRPC stack's SwiftProtobuf), and the C
 # tests (which check that every host is refused there).
 CORE_PATH ?= .build-core
 .PHONY: test-c-core
-test: test-c-core
 test-c-core: deps
 	EMBER_CORE_ONLY=1 $(SWIFT) build -j $(JOBS) --scratch-path $(CORE_PATH) --product ember-c
 	ln -sf libember-c.so $(CORE_PATH)/debug/libember.so
@@ -166,7 +211,6 @@ install:
 	@echo "installed: cc app.c \$$(PKG_CONFIG_PATH=$(PREFIX)/lib/pkgconfig pkg-config --cflags --libs ember)"
 
 # C-level benchmarks against the release libember (also run by `make bench`).
-bench: bench-c
 .PHONY: bench-c
 bench-c:
 	$(MAKE) --no-print-directory lib LIB_CONFIG=release
@@ -184,7 +228,6 @@ test-install:
 # ---------------------------------------------------------------- Python package (bindings/python)
 # `pip install ./bindings/python` builds libember (release, scratch .build-python) and the C
 # extension; the test venv and pytest are created here, never by hand.
-PYTHON     ?= python3
 PY_VENV    ?= .venv-test
 PY         := $(PY_VENV)/bin/python
 
@@ -225,16 +268,11 @@ bench-python: python-install peers-venv
 	PEERS_PYTHON=$(abspath $(PEERS_VENV))/bin/python $(PY) bench/python/bench_ember.py
 	$(PY) bench/python/bench_tree.py
 
-test: test-python
-demo: demo-python
-bench: bench-python
-
 # ---- C examples (bindings/c/examples): the seed's Firestore samples in C, output checked ----
 C_EXAMPLES  = $(sort $(wildcard bindings/c/examples/*.c))
 EXAMPLE_DIR = $(LIB_PATH)/c-examples
 
 .PHONY: test-c-examples
-test: test-c-examples
 test-c-examples: lib
 	@mkdir -p $(EXAMPLE_DIR)
 	@echo "== C examples (output against bindings/c/examples/*.expected)"
@@ -249,9 +287,8 @@ CPP_EXAMPLES = $(sort $(wildcard bindings/cpp/examples/*.cpp))
 CPP_DIR      = $(LIB_PATH)/cpp
 CPP_FLAGS    = -std=c++17 -Iinclude -Ibindings/cpp/include -L$(LIB_DIR) -lember -Wl,-rpath,$(abspath $(LIB_DIR)) -lpthread
 
-.PHONY: test-cpp test-cpp-examples test-cpp-tests
-test: test-cpp
-test-cpp: test-cpp-examples test-cpp-tests
+.PHONY: test-cpp test-cpp-examples test-cpp-tests test-cpp-tree-tests
+test-cpp: test-cpp-examples test-cpp-tests test-cpp-tree-tests
 test-cpp-examples: lib
 	@mkdir -p $(CPP_DIR)
 	@echo "== C++ examples: the seed's samples, -Wall -Werror, output against bindings/cpp/examples/*.expected"
@@ -272,7 +309,6 @@ FUZZ_LDFLAGS ?= $(if $(wildcard /opt/swift/usr/bin/ld.lld),-fuse-ld=lld,)
 FUZZ_TARGETS  = values paths query
 
 .PHONY: fuzz fuzz-build test-fuzz
-test: test-fuzz
 # The fuzzed code (values, paths, queries) is all in the core: the library is built core-only
 # (EMBER_CORE_ONLY=1), without the gRPC stack of remote support.
 fuzz-build: deps
@@ -311,8 +347,6 @@ test-cpp-tests: lib
 
 # The tree wrapper's tests (bindings/cpp/include/ember/database.h), plain and under ASan + UBSan.
 # Its examples (bindings/cpp/examples/*_tree_*.cpp) run with the others in test-cpp-examples.
-.PHONY: test-cpp-tree-tests
-test-cpp: test-cpp-tree-tests
 test-cpp-tree-tests: lib
 	@mkdir -p $(CPP_DIR)
 	@echo "== C++ tree wrapper tests"
@@ -342,11 +376,9 @@ server-bin: deps
 # multi-process tests.
 test-server: server-bin server-venv
 	EMBER_BIN=$(EMBER_BIN) $(WATCHDOG) $(SERVER_PY) -m pytest -q -p no:cacheprovider -o faulthandler_timeout=300 Tests/server
-test: test-server
 
-# The tree on ember serve (issue 28): REST write -> SSE event, fan-out to 1,000 streams, pushes/s.
+# The tree on ember serve: REST write -> SSE event, fan-out to 1,000 streams, pushes/s.
 .PHONY: bench-tree-server
-bench: bench-tree-server
 bench-tree-server: deps
 	$(SWIFT) build -j $(JOBS) -c release --scratch-path $(BENCH_PATH) --product ember
 	$(PYTHON) bench/tree-server/bench_tree_server.py $(BENCH_PATH)/release/ember $(BENCH_TREE_SERVER_ARGS)
@@ -355,26 +387,23 @@ bench-tree-server: deps
 # (bench/server/README.md). BENCH_SERVER_ARGS: e.g. --quick, --only ember, --json FILE.
 BENCH_SERVER_ARGS ?=
 .PHONY: bench-server
-bench: bench-server
 bench-server: deps server-venv
 	$(SWIFT) build -j $(JOBS) -c release --scratch-path $(BENCH_PATH) --product ember
 	$(SERVER_PY) bench/server/bench_server.py $(BENCH_PATH)/release/ember $(BENCH_SERVER_ARGS)
 
-# What security rules and ID tokens cost a call (issue 14): ember serve without rules, with
+# What security rules and ID tokens cost a call: ember serve without rules, with
 # --rules and an HS256 token, and the emulator with the same rules (bench/rules/bench_rules.py).
 .PHONY: bench-rules
-bench: bench-rules
 bench-rules: deps server-venv
 	$(SWIFT) build -j $(JOBS) -c release --scratch-path $(BENCH_PATH) --product ember
 	$(SERVER_PY) bench/rules/bench_rules.py $(BENCH_PATH)/release/ember $(BENCH_RULES_ARGS)
 
-# ---- clients of a server (issue 12): Swift, C and Python client processes on one `ember serve` ----
+# ---- clients of a server: Swift, C and Python client processes on one `ember serve` ----
 # Tests/remote/README.md describes the tests. The C client is built against the debug libember
 # (LIB_DIR), the Swift one is the EmberHostClient executable, the Python one runs in $(PY_VENV)
 # with the package `make python-install` installed.
 REMOTE_DIR = $(LIB_PATH)/remote
 .PHONY: test-remote
-test: test-remote
 test-remote: lib server-bin python-install-test
 	$(SWIFT) build -j $(JOBS) --product EmberHostClient
 	@mkdir -p $(REMOTE_DIR)
@@ -383,26 +412,13 @@ test-remote: lib server-bin python-install-test
 	EMBER_BIN=$(EMBER_BIN) EMBER_C_CLIENT=$(abspath $(REMOTE_DIR))/c_client EMBER_C_TREE_CLIENT=$(abspath $(REMOTE_DIR))/c_tree_client EMBER_SWIFT_CLIENT=$(abspath .build/debug/EmberHostClient) \
 	  $(WATCHDOG) $(PY) -m pytest -q -p no:cacheprovider -o faulthandler_timeout=300 Tests/remote
 
-# ---- issue 12's benchmarks: Ember's clients of `ember serve`, the Firestore emulator beside it ----
+# ---- the remote benchmarks: Ember's clients of `ember serve`, the Firestore emulator beside it ----
 # (bench/remote/README.md). One release build in $(BENCH_PATH): the server, libember (which the
 # Python package in $(PY_VENV) is installed around, EMBER_LIBRARY: no second build of the gRPC
 # stack) and the Swift client processes (EmberRemoteBench). BENCH_REMOTE_ARGS: e.g. --samples 200,
 # --only ember, --json FILE.
 BENCH_REMOTE_ARGS ?=
-# Ember's tree clients through ember serve (issue 29): push -> child_added across processes (Python
-# and Swift clients), fan-out, resume of a 10,000-child list (bench/tree-remote/README.md).
-.PHONY: bench-tree-remote
-bench: bench-tree-remote
-bench-tree-remote: deps python-venv
-	$(SWIFT) build -j $(JOBS) -c release --scratch-path $(BENCH_PATH) --product ember
-	$(SWIFT) build -j $(JOBS) -c release --scratch-path $(BENCH_PATH) --product ember-c
-	$(SWIFT) build -j $(JOBS) -c release --scratch-path $(BENCH_PATH) --product EmberRemoteBench
-	EMBER_LIBRARY=$(abspath $(BENCH_PATH))/release/libember-c.so $(PY) -m pip install -q --force-reinstall --no-deps ./bindings/python
-	$(PY) bench/tree-remote/bench_tree_remote.py --ember-bin $(BENCH_PATH)/release/ember \
-	  --swift-bench $(BENCH_PATH)/release/EmberRemoteBench $(BENCH_TREE_REMOTE_ARGS)
-
 .PHONY: bench-remote
-bench: bench-remote
 bench-remote: deps server-venv python-venv
 	$(SWIFT) build -j $(JOBS) -c release --scratch-path $(BENCH_PATH) --product ember
 	$(SWIFT) build -j $(JOBS) -c release --scratch-path $(BENCH_PATH) --product ember-c
@@ -410,3 +426,14 @@ bench-remote: deps server-venv python-venv
 	EMBER_LIBRARY=$(abspath $(BENCH_PATH))/release/libember-c.so $(PY) -m pip install -q --force-reinstall --no-deps ./bindings/python
 	$(SERVER_PY) bench/remote/bench_remote.py --ember-bin $(BENCH_PATH)/release/ember \
 	  --swift-bench $(BENCH_PATH)/release/EmberRemoteBench --ember-python $(abspath $(PY)) $(BENCH_REMOTE_ARGS)
+
+# Ember's tree clients through ember serve: push -> child_added across processes (Python
+# and Swift clients), fan-out, resume of a 10,000-child list (bench/tree-remote/README.md).
+.PHONY: bench-tree-remote
+bench-tree-remote: deps python-venv
+	$(SWIFT) build -j $(JOBS) -c release --scratch-path $(BENCH_PATH) --product ember
+	$(SWIFT) build -j $(JOBS) -c release --scratch-path $(BENCH_PATH) --product ember-c
+	$(SWIFT) build -j $(JOBS) -c release --scratch-path $(BENCH_PATH) --product EmberRemoteBench
+	EMBER_LIBRARY=$(abspath $(BENCH_PATH))/release/libember-c.so $(PY) -m pip install -q --force-reinstall --no-deps ./bindings/python
+	$(PY) bench/tree-remote/bench_tree_remote.py --ember-bin $(BENCH_PATH)/release/ember \
+	  --swift-bench $(BENCH_PATH)/release/EmberRemoteBench $(BENCH_TREE_REMOTE_ARGS)
