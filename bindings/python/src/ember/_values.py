@@ -13,6 +13,8 @@ import enum
 import math
 from typing import Any, Iterable, List, Sequence
 
+from ._errors import InvalidArgumentError
+
 
 class GeoPoint:
     """A latitude/longitude pair (degrees)."""
@@ -65,7 +67,6 @@ class Increment:
 
     def __init__(self, value: int | float) -> None:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
-            from ._errors import InvalidArgumentError
             raise InvalidArgumentError(f"Increment(value): value must be an int or a float, not {type(value).__name__}")
         self.value = value
 
@@ -81,7 +82,6 @@ class _ArrayTransform:
 
     def __init__(self, values: Iterable[Any]) -> None:
         if isinstance(values, (str, bytes, dict)):
-            from ._errors import InvalidArgumentError
             raise InvalidArgumentError(f"{type(self).__name__}(values): values must be a list, not {type(values).__name__}")
         self.values: List[Any] = list(values)
 
@@ -131,7 +131,6 @@ class FieldPath:
 
     def __init__(self, *parts: str) -> None:
         if not parts or not all(isinstance(p, str) and p for p in parts):
-            from ._errors import InvalidArgumentError
             raise InvalidArgumentError("FieldPath(*parts): parts must be non-empty strings")
         self.parts = tuple(parts)
 
@@ -167,7 +166,6 @@ def field_path_str(path: Any, what: str = "field_path") -> str:
         return path
     if isinstance(path, FieldPath) or hasattr(path, "to_api_repr"):
         return path.to_api_repr()
-    from ._errors import InvalidArgumentError
     raise InvalidArgumentError(f"{what} must be a str or a FieldPath, not {type(path).__name__}")
 
 
@@ -175,7 +173,6 @@ def check_field_path(path: str, what: str) -> str:
     """`path` (dotted, `backquoted` segments allowed) when it is a valid field path; raises
     InvalidArgumentError otherwise: an empty path or segment ("a..b", ".a", "a."), an unclosed
     backquote, or one of ~ * / [ ] in an unquoted segment (Firestore's rules)."""
-    from ._errors import InvalidArgumentError
     segments, seg, i, n = [], "", 0, len(path)
     while i <= n:
         if i == n or path[i] == ".":
