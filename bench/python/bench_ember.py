@@ -3,20 +3,18 @@
 
   (a) document listener: write one 5-field doc, time from just before set() until the user
       callback runs with the new document; 2,000 iterations after 50 warm-up; p50/p99 us
-      (targets 20 / 60 us)
   (b) query listener: 10,000 docs, listener on state == "CA" (1,000 matches), update one matching
       doc, time to the callback carrying the MODIFIED change; 500 iterations after 50 warm-up;
-      p50/p99 us (target p50 <= 25 us)
+      p50/p99 us
   (c) bulk insert of 100,000 docs with WriteBatch (500 per batch), in memory; docs/s
-      (target >= 300,000)
   (c-durable) the same into a database file (persistence on), until every batch is acknowledged
-      (target >= 200,000, issue 5)
   (d) equality query group == 42 over those 100,000 cached docs (source=CACHE) returning 1,000
       dicts; median of 20; ms; without an index, then with one made by set_index_configuration
-      (targets 25 / 2.5 ms, issue 5)
   (e) one durably acknowledged write: set() then wait_for_pending_writes() on the file; p50/p99 us
   (a-durable), (b-durable) (a) and (b) on a database file (persistence on): the embedded
-      default, which issue 13 compares with SQLite+apsw (its table is printed last, with ratios)
+      default, compared with SQLite+apsw in the table printed last, with ratios
+
+Each figure's target is in bench/targets.json (python.*), printed beside it with its verdict.
 
 Then it runs the peers' scripts that can run here (SQLite via stdlib/apsw and TinyDB, when their
 packages are importable by this Python or by $PEERS_VENVS/main) and prints everything side by
@@ -35,6 +33,9 @@ from pathlib import Path
 from time import perf_counter_ns
 
 import ember
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from benchlib import ratio, target_text, verdict  # noqa: E402
 
 QUICK = os.environ.get("QUICK") == "1"
 N_A = 200 if QUICK else 2000
@@ -188,7 +189,7 @@ def step(res, key, label, fn, *args):
 def bench_durable(res):
     tmp = tempfile.mkdtemp(prefix="ember-bench-")
     try:
-        # The embedded default (issue 13): the listeners on a database file, persistence on.
+        # The embedded default: the listeners on a database file, persistence on.
         db = ember.Client(path=os.path.join(tmp, "listen.ember"))
         step(res, "a_durable", "(a-durable) document listener, database file", bench_a, db)
         step(res, "b_durable", "(b-durable) query listener, database file", bench_b, db)
@@ -255,7 +256,16 @@ def main():
     print("|---|---|---|---|---|")
     print(f"| Ember, in memory | {fmt_lat(res['a'])} | {fmt_lat(res['b'])} | {res['c']['docs_per_s']:,} (acknowledged {res['c']['docs_per_s_acknowledged']:,}) | |")
     print(f"| Ember, file (WAL, synchronous=NORMAL) | | | {res['c_durable']['docs_per_s_acknowledged']:,} acknowledged | {ms(res['d_noindex'])} / {ms(res['d_index'])} |")
-    print("| targets | 20 / 60 | 25 (p50) | 300,000 memory; 200,000 file | 25 / 2.5 |")
+    print(f"| targets | {target_text('python.doc_listener_p50_us')} / {target_text('python.doc_listener_p99_us')} "
+          f"| {target_text('python.query_listener_p50_us')} (p50) "
+          f"| {target_text('python.bulk_memory_docs_per_s')} memory; {target_text('python.bulk_durable_docs_per_s')} file "
+          f"| {target_text('python.query_scan_ms')} / {target_text('python.query_indexed_ms')} |")
+    print(f"| verdict | {verdict('python.doc_listener_p50_us', res['a'].get('p50_us'))} / "
+          f"{verdict('python.doc_listener_p99_us', res['a'].get('p99_us'))} "
+          f"| {verdict('python.query_listener_p50_us', res['b'].get('p50_us'))} "
+          f"| {verdict('python.bulk_memory_docs_per_s', res['c'].get('docs_per_s'))} memory; "
+          f"{verdict('python.bulk_durable_docs_per_s', res['c_durable'].get('docs_per_s_acknowledged'))} file "
+          f"| {verdict('python.query_scan_ms', ms(res['d_noindex']))} / {verdict('python.query_indexed_ms', ms(res['d_index']))} |")
     for name, r in peers.items():
         if "skipped" in r or "failed" in r:
             print(f"| {name} | {r.get('skipped') or r.get('failed')} | | | |")
@@ -266,38 +276,39 @@ def main():
               else f"| {r.get('peer', name)} | {fmt_lat(r.get('a'))} | {fmt_lat(r.get('b'))} | {c} | {d} |")
     print(f"\n(e) one durably acknowledged write, p50 / p99 us: {fmt_lat(res['e'])} (report only)")
     sqlite = next((r for name, r in peers.items() if name == "bench_sqlite.py" and "a" in r), None)
-    print_issue13(res, sqlite)
+    print_vs_sqlite(res, sqlite)
 
 
-def ratio(better_when_smaller, ember_value, peer_value):
-    """How many times better Ember is than the peer (> 1: better), as text."""
-    try:
-        r = peer_value / ember_value if better_when_smaller else ember_value / peer_value
-    except (TypeError, ZeroDivisionError):
-        return "n/a"
-    return f"{r:.2f}x {'met' if r >= 1.5 else 'MISSED'}"
+def versus(fig, ember_value, peer_value):
+    """How many times better Ember is than the peer (> 1: better) and its verdict, as text."""
+    r = ratio(fig, ember_value, peer_value)
+    return "n/a" if r is None else f"{r:.2f}x {verdict(fig, ember_value, peer_value)}"
 
 
-def print_issue13(res, sqlite):
-    """Issue 13's table: the durable embedded default against SQLite+apsw, same run; target 1.5x."""
-    print("\nIssue 13: Ember with a path vs SQLite+apsw, this run (target: Ember >= 1.5x better on every row)")
-    print("| workload | SQLite+apsw | Ember (path) | ratio |")
-    print("|---|---|---|---|")
+def print_vs_sqlite(res, sqlite):
+    """The durable embedded default against SQLite+apsw, same run; each row's target is in
+    bench/targets.json (python.vs_sqlite.*)."""
+    print("\nEmber with a path vs SQLite+apsw, this run (ratio: how many times better Ember is)")
+    print("| workload | SQLite+apsw | Ember (path) | ratio | target |")
+    print("|---|---|---|---|---|")
     if sqlite is None:
-        print("| (the SQLite peer did not run: see above) | | | |")
+        print("| (the SQLite peer did not run: see above) | | | | |")
         return
     a, sa = res["a_durable"], sqlite.get("a", {})
     b, sb = res["b_durable"], sqlite.get("b", {})
-    bulk = sqlite.get("apsw", sqlite)   # (c) and (d) through apsw, as the issue's table
+    bulk = sqlite.get("apsw", sqlite)   # (c) and (d) through apsw
     c, sc = res["c_durable"]["docs_per_s_acknowledged"], bulk.get("c_docs_per_s")
     dn, di = ms(res["d_noindex"]), ms(res["d_index"])
     sdn, sdi = ms(bulk.get("d_noindex")), ms(bulk.get("d_index"))
-    print(f"| (a) write -> document listener, p50 us | {sa.get('p50_us')} | {a['p50_us']} | {ratio(True, a['p50_us'], sa.get('p50_us'))} |")
-    print(f"| (b) query listener (1k of 10k), p50 us | {sb.get('p50_us')} | {b['p50_us']} | {ratio(True, b['p50_us'], sb.get('p50_us'))} |")
-    print(f"| (b) query listener (1k of 10k), p99 us | {sb.get('p99_us')} | {b['p99_us']} | {ratio(True, b['p99_us'], sb.get('p99_us'))} |")
-    print(f"| (c) bulk insert 100k, durable, docs/s | {sc} | {c} | {ratio(False, c, sc)} |")
-    print(f"| (d) group == 42 -> 1,000 dicts, no index, ms | {sdn} | {dn} | {ratio(True, dn, sdn)} |")
-    print(f"| (d) with an index, ms | {sdi} | {di} | {ratio(True, di, sdi)} |")
+    for label, fig, peer_value, ember_value in (
+            ("(a) write -> document listener, p50 us", "doc_listener_p50", sa.get("p50_us"), a["p50_us"]),
+            ("(b) query listener (1k of 10k), p50 us", "query_listener_p50", sb.get("p50_us"), b["p50_us"]),
+            ("(b) query listener (1k of 10k), p99 us", "query_listener_p99", sb.get("p99_us"), b["p99_us"]),
+            ("(c) bulk insert 100k, durable, docs/s", "bulk_durable", sc, c),
+            ("(d) group == 42 -> 1,000 dicts, no index, ms", "query_scan", sdn, dn),
+            ("(d) with an index, ms", "query_indexed", sdi, di)):
+        fig = "python.vs_sqlite." + fig
+        print(f"| {label} | {peer_value} | {ember_value} | {versus(fig, ember_value, peer_value)} | {target_text(fig)} |")
 
 
 if __name__ == "__main__":

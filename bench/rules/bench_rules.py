@@ -1,4 +1,4 @@
-"""What security rules cost a call (issue 14): the same unary calls against `ember serve` without
+"""What security rules cost a call: the same unary calls against `ember serve` without
 rules, `ember serve --rules` with an HS256 ID token, and the Firestore emulator with the same
 rules (unsigned token), measured in one run with the same gRPC client.
 

@@ -1,4 +1,4 @@
-"""Issue 29's figures for Ember's tree clients through `ember serve` (the realtime protocol),
+"""The figures for Ember's tree clients through `ember serve` (the realtime protocol),
 loopback, release builds:
 
 1. a push in process A -> child_added in process B: p50 and p99, with Python clients and with
@@ -10,7 +10,8 @@ loopback, release builds:
    comes back: the children the server sent (EmberRemoteBench tree-resume).
 
 Responsible for: starting a release `ember serve --memory` (its own process group, stopped by
-pid), the client processes, and printing each figure beside its target.
+pid), the client processes, and printing each figure beside its target (bench/targets.json,
+tree_remote.*).
 Usage: bench_tree_remote.py --ember-bin BIN --swift-bench BIN [--quick]
 """
 import argparse
@@ -24,7 +25,8 @@ import sys
 import threading
 import time
 
-TARGETS = {"p50": 300.0, "p99": 2000.0, "fanout_ms": 50.0, "resume_children": 20}
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from benchlib import target_value, verdict  # noqa: E402
 
 OBSERVER = r"""
 import json, sys, threading, time
@@ -186,17 +188,16 @@ def main():
     finally:
         os.killpg(p.pid, signal.SIGKILL)
         p.wait()
-    print("\n## Ember's tree clients through ember serve (issue 29), loopback, release builds")
+    print("\n## Ember's tree clients through ember serve, loopback, release builds")
     print(f"{'figure':<66} {'measured':>10} {'target':>10}  verdict")
-    rows = [(f"Python: push in A -> child_added in B, p50 (µs) [{got}/{n}]", p50, TARGETS["p50"], p50 <= TARGETS["p50"]),
-            ("Python: push in A -> child_added in B, p99 (µs)", p99, TARGETS["p99"], p99 <= TARGETS["p99"]),
-            (f"Swift: push in A -> child_added in B, p50 (µs) [{sgot}/{sn}]", s50, TARGETS["p50"], s50 <= TARGETS["p50"]),
-            ("Swift: push in A -> child_added in B, p99 (µs)", s99, TARGETS["p99"], s99 <= TARGETS["p99"]),
-            (f"1,000 observers, one push: all called, median of {full}/{rounds} (ms)", fan, TARGETS["fanout_ms"], fan <= TARGETS["fanout_ms"]),
-            ("resume 10,000 children after 10 pushed away: children sent", r["resume_children"], TARGETS["resume_children"],
-             r["resume_children"] <= TARGETS["resume_children"])]
-    for name, v, t, ok in rows:
-        print(f"{name:<66} {v:>10.1f} {t:>10.1f}  {'met' if ok else 'MISSED'}")
+    rows = [(f"Python: push in A -> child_added in B, p50 (µs) [{got}/{n}]", p50, "tree_remote.python_push_p50_us"),
+            ("Python: push in A -> child_added in B, p99 (µs)", p99, "tree_remote.python_push_p99_us"),
+            (f"Swift: push in A -> child_added in B, p50 (µs) [{sgot}/{sn}]", s50, "tree_remote.swift_push_p50_us"),
+            ("Swift: push in A -> child_added in B, p99 (µs)", s99, "tree_remote.swift_push_p99_us"),
+            (f"1,000 observers, one push: all called, median of {full}/{rounds} (ms)", fan, "tree_remote.fanout_1000_ms"),
+            ("resume 10,000 children after 10 pushed away: children sent", r["resume_children"], "tree_remote.resume_children")]
+    for name, v, fig in rows:
+        print(f"{name:<66} {v:>10.1f} {target_value(fig):>10.1f}  {verdict(fig, v)}")
     print(f"(resume: first load {r['initial_children']:.0f} children; back with nothing changed {r['unchanged_children']:.0f}; "
           f"back after the pushes in {r['resume_ms']:.1f} ms)")
 
