@@ -2,7 +2,7 @@ import CEmberABI
 import EmberModel
 import EmberCore
 
-// Responsible for: durable storage through the C ABI (issue 5 item 8): ember_settings as
+// Responsible for: durable storage through the C ABI: ember_settings as
 // EmberOptions, the offline index manager (configuration JSON, auto-creation, delete all) and
 // ember_clear_persistence. Opening itself is ember_db_open (Database.swift).
 

@@ -5,7 +5,7 @@ import EmberCore
 import Glibc
 #endif
 
-// Responsible for: ember_ref, a location in the Realtime-Database tree (issue 6 item 7):
+// Responsible for: ember_ref, a location in the Realtime-Database tree:
 // navigation (new, child, push, parent), its key and path as C strings, and the writes (set,
 // multi-path update, remove) and the blocking read at that location.
 

@@ -11,8 +11,7 @@ typealias WireDocument = Google_Firestore_V1_Document
 /// database: a document key (`cities/SF`) is the name `projects/P/databases/D/documents/cities/SF`
 /// on the wire, and back. A name of another database, or a value without a type, is refused with
 /// INVALID_ARGUMENT (a server bug, never the user's input).
-/// (EmberServer's WireCodec does the server's side of the same mapping; see the report of issue
-/// 12's first slice on sharing it.)
+/// (EmberServer's WireCodec does the server's side of the same mapping.)
 ///
 ///     let codec = RemoteCodec(project: "demo", database: "(default)")
 ///     codec.name(of: key)          // "projects/demo/databases/(default)/documents/cities/SF"

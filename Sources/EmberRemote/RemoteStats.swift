@@ -1,7 +1,7 @@
 import Synchronization
 
 /// Responsible for: counting what a server sent the links of one `RemoteBackend`, readable from
-/// any thread: the documents its Listen streams received (issue 12's resume figure: after a
+/// any thread: the documents its Listen streams received (the resume benchmark's figure: after a
 /// reconnect only what changed is sent again) and the resume tokens they passed on.
 ///
 ///     let before = remote.stats.documentsReceived   // ... reconnect ...

@@ -1,6 +1,6 @@
 import EmberModel
 
-/// Responsible for: deciding the Realtime Database's requests by a rules source (issue 28):
+/// Responsible for: deciding the Realtime Database's requests by a rules source:
 ///
 /// - a read of a location is allowed when a `.read` at it or above it is true, tried from the
 ///   root down (a grant covers everything below; a deeper rule cannot take it back; and a

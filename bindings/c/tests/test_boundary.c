@@ -1,4 +1,4 @@
-/* Input at the boundary (issue 10, items 2 and 3): data given with an explicit length is read
+/* Input at the boundary: data given with an explicit length is read
  * whole (a NUL byte inside it is not an end: JSON text with one is refused, a string value may hold
  * one); values nested 100,000 deep, in JSON or MessagePack, for documents, queries and the tree, are
  * refused with INVALID_ARGUMENT (no stack overflow). */

@@ -1,4 +1,4 @@
-/* Listener events through the C ABI (issue 15): each change carries its own document and the
+/* Listener events through the C ABI: each change carries its own document and the
  * changes' indexes replay exactly (SEMANTICS.md 8), checked after every snapshot of randomized
  * batches over an ordered, limited query; a listener or observer of every kind removed from
  * inside the first of several due callbacks is never called again. */

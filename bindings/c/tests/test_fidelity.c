@@ -1,4 +1,4 @@
-/* What google-cloud-firestore code needs from the C ABI (issue 10, item 6): a create that is one
+/* What google-cloud-firestore code needs from the C ABI: a create that is one
  * write with the exists=false precondition (ALREADY_EXISTS from the backend), and the backend's
  * create and update times of a document. */
 #define _POSIX_C_SOURCE 200809L

@@ -1,4 +1,4 @@
-/* settings.host, .ssl, .ssl_ca_file and .auth_token (issues 12, 14): the defaults, every refusal with its code and
+/* settings.host, .ssl, .ssl_ca_file and .auth_token: the defaults, every refusal with its code and
  * message, and a database opened on a host nothing answers at (writes queue locally, close
  * cancels their callbacks, the tree stays local, nothing leaks); in a core-only libember, the
  * refusal of every host. Clients talking to a running server are tested with `ember serve` in

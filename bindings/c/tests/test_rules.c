@@ -1,4 +1,4 @@
-/* Firestore's write rules through the C ABI (issue 10, item 4): an update replaces a map value
+/* Firestore's write rules through the C ABI: an update replaces a map value
  * whole and a transform inside it applies after; a delete inside an update's map value, and merge
  * fields where one is a prefix of another, are INVALID_ARGUMENT; a transform under a merge field
  * missing from the data is valid. */

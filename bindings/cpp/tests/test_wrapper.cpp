@@ -271,7 +271,7 @@ static void BatchTransactionNetwork() {
   CHECK(pending.Await(5000) && pending.error() == kErrorCancelled);
 }
 
-// Issue 15: in a snapshot with several changes, each change's document is the changed one.
+// In a snapshot with several changes, each change's document is the changed one.
 static void ChangeDocumentIsTheChangedOne() {
   auto firestore = Firestore::Create();
   Firestore* db = firestore.get();
@@ -300,7 +300,7 @@ static void ChangeDocumentIsTheChangedOne() {
   r.Remove();
 }
 
-// Issue 10, items 2 and 3: a std::string holding a NUL is refused before it reaches C (it would
+// A std::string holding a NUL is refused before it reaches C (it would
 // name another document); values nested too deeply are refused, never a stack overflow.
 static void NulAndDepthAreRefused() {
   auto firestore = Firestore::Create();
@@ -332,7 +332,7 @@ static void NulAndDepthAreRefused() {
   CHECK(!db->Document("c/deep").Get().result()->exists());
 }
 
-// Settings::set_host, set_ssl_enabled, set_ssl_ca_file, set_auth_token (issues 12, 14):
+// Settings::set_host, set_ssl_enabled, set_ssl_ca_file, set_auth_token:
 // refusals through Create's error and message; a host nothing answers at opens (the connection
 // is made in the background) and its writes wait.
 static void HostSettings() {

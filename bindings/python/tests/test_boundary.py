@@ -1,4 +1,4 @@
-"""Input at the C boundary (issue 10, items 2 and 3).
+"""Input at the C boundary.
 
 Every string that crosses into libember as a C string is refused when it holds a NUL character
 (C would read only what precedes it: another document, another file). Every value encoder bounds

@@ -1,4 +1,4 @@
-"""Issue 27: a client that cannot reach its server says why. TLS is on by default with a host;
+"""A client that cannot reach its server says why. TLS is on by default with a host;
 against a plaintext server each failed attempt is one stderr line naming the address, TLS on,
 the cause and the next retry, and `ssl=False`; a write that is not acknowledged in time
 returns pending and says so through the "ember" logger; wait_for_pending_writes() keeps

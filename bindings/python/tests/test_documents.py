@@ -322,7 +322,7 @@ def test_index_configuration_and_cache(db):
 
 
 def test_writes_return_once_acknowledged_while_online(db):
-    """google-cloud-firestore's synchronous writes (issue 10.6): online, set/update/delete/create
+    """google-cloud-firestore's synchronous writes: online, set/update/delete/create
     and batch.commit() return once the backend acknowledged, with update_time; offline at once."""
     ref = db.document("c/sync")
     r = ref.set({"a": 1})

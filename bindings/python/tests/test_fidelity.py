@@ -1,4 +1,4 @@
-"""google-cloud-firestore code runs unchanged but for the import (issue 10, item 6): collection
+"""google-cloud-firestore code runs unchanged but for the import: collection
 listing, transactions driven by the caller (_begin/commit, `with`, `async with`), and queries read
 inside a transaction."""
 import asyncio

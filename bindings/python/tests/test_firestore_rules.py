@@ -1,4 +1,4 @@
-"""Firestore's rules where Ember used to differ (issue 10, item 4). Each expectation is what the
+"""Firestore's finer rules (writes, queries, names, the tree's order). Each expectation is what the
 Cloud Firestore emulator and google-cloud-firestore answered for the same calls (recorded here so
 the test runs without the emulator)."""
 import pytest

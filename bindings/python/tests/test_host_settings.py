@@ -1,4 +1,4 @@
-"""ember.Client(host=..., ssl=..., auth_token=..., ssl_ca_file=...) (issues 12, 14) without a
+"""ember.Client(host=..., ssl=..., auth_token=..., ssl_ca_file=...) without a
 server: every refusal is a typed exception (InvalidArgumentError, a ValueError, for a host that
 is not "host:port", an unreadable CA file, a token that is no header value), and a client of an
 unreachable host opens (TLS by default),

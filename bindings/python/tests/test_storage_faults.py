@@ -1,4 +1,4 @@
-"""Storage failures are never acknowledged (issue 10, item 1).
+"""Storage failures are never acknowledged.
 
 Two ways to make the disk fail under a running Ember:
 - a real full disk: a 2 MiB tmpfs (mounted by the test where the process may mount one, i.e.
