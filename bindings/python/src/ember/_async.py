@@ -1,10 +1,12 @@
-"""asyncio: AsyncClient (google-cloud-firestore's AsyncClient shape) and snapshot streams.
+"""asyncio: AsyncClient (google-cloud-firestore's AsyncClient shape) and the coroutine forms.
 
-Responsible for: the coroutine forms of the document API, and `snapshots()`, which turns a
-listener into an async iterator, like the seed's Dart `snapshots()` stream:
+Responsible for: the coroutine forms of the document API (AsyncClient, AsyncDocumentReference,
+AsyncCollectionReference, AsyncQuery, AsyncWriteBatch, AsyncTransaction, @async_transactional);
+their `snapshots()` are `SnapshotStream`s (module `_stream`):
 
-    async for docs, changes, read_time in ref.snapshots():
-        print(docs[0].to_dict())
+    db = ember.AsyncClient()
+    await db.collection("cities").document("SF").set({"name": "San Francisco"})
+    async for docs, changes, read_time in db.document("cities/SF").snapshots():
         break                      # leaving the loop unsubscribes
 
 Reads and writes of an in-process database take microseconds, so the coroutines call libember
@@ -19,70 +21,10 @@ from typing import Any, AsyncIterator, Callable, Dict, List, Optional, Sequence,
 
 from ._client import Client, DocumentReference, Transaction, WriteBatch
 from ._documents import DocumentSnapshot, WriteResult
-from ._errors import FailedPreconditionError, InvalidArgumentError
+from ._errors import InvalidArgumentError
 from ._query import AggregateQuery, AggregationResult, CollectionReference, Query
+from ._stream import SnapshotStream
 from ._values import ListenSource, Source
-
-
-class SnapshotStream:
-    """An async iterator of (docs, changes, read_time) from a document or query listener.
-
-    The listener starts at the first `async for` step; it ends when the stream is closed
-    (`aclose()`), garbage-collected (leaving an `async for` drops it), or a listen error arrives
-    (raised from the loop).
-    """
-
-    def __init__(self, target: Any, include_metadata_changes: bool = False, source: Any = ListenSource.DEFAULT) -> None:
-        self._target = target
-        self._include = include_metadata_changes
-        self._source = source
-        self._queue: Optional[asyncio.Queue] = None
-        self._watch: Any = None
-        self._closed = False
-
-    def _start(self) -> None:
-        loop = asyncio.get_running_loop()
-        queue: asyncio.Queue = asyncio.Queue()
-        self._queue = queue
-
-        def put(item: Any) -> None:
-            try:
-                loop.call_soon_threadsafe(queue.put_nowait, item)
-            except RuntimeError:  # the loop is closed: nobody is listening any more
-                pass
-
-        self._watch = self._target.on_snapshot(lambda docs, changes, rt: put((docs, changes, rt)),
-                                               include_metadata_changes=self._include, source=self._source,
-                                               on_error=put)
-
-    def __aiter__(self) -> "SnapshotStream":
-        return self
-
-    async def __anext__(self) -> Tuple[Any, List[Any], Any]:
-        if self._closed:
-            raise StopAsyncIteration
-        if self._queue is None:
-            self._start()
-        item = await self._queue.get()  # type: ignore[union-attr]
-        if isinstance(item, BaseException):
-            self._close()
-            raise item
-        return item
-
-    def _close(self) -> None:
-        self._closed = True
-        if self._watch is not None:
-            self._watch.unsubscribe()
-            self._watch = None
-
-    async def aclose(self) -> None:
-        self._close()
-
-    def __del__(self) -> None:
-        try:
-            self._close()
-        except Exception:
-            pass
 
 
 async def _in_thread(fn: Callable[..., Any], *args: Any) -> Any:

@@ -24,9 +24,10 @@ from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequ
 
 from . import _ember
 from ._documents import (DocumentSnapshot, Watch, WriteResult, _TransactionalDocumentSnapshot,
-                         document_dispatcher)
+                         document_dispatcher, listen_flags)
 from ._errors import (AbortedError, AlreadyExistsError, DeadlineExceededError, EmberError, FailedPreconditionError,
                       InvalidArgumentError, UnavailableError)
+from ._stream import SnapshotStream
 from ._values import ListenSource, Source, field_path_str
 
 from typing import TYPE_CHECKING
@@ -77,15 +78,6 @@ def _check_path(path: str, kind: int, what: str) -> str:
     if path.endswith("/"):
         path = path[:-1]
     return path
-
-
-def _flags(include_metadata_changes: bool, source: Any) -> int:
-    f = _ember.LISTEN_INCLUDE_METADATA_CHANGES if include_metadata_changes else 0
-    if source is ListenSource.CACHE or source == "cache" or (isinstance(source, int) and source == ListenSource.CACHE):
-        f |= _ember.LISTEN_SOURCE_CACHE
-    elif source not in (None, ListenSource.DEFAULT, "default"):
-        raise InvalidArgumentError(f"on_snapshot(source): expected ember.ListenSource, not {source!r}")
-    return f
 
 
 def _source(source: Any, what: str) -> int:
@@ -436,13 +428,12 @@ class DocumentReference:
         """Calls `callback([snapshot], changes, read_time)` now and on every change."""
         if not callable(callback):
             raise InvalidArgumentError("on_snapshot(callback): callback must be callable")
-        flags = _flags(include_metadata_changes, source)
+        flags = listen_flags(include_metadata_changes, source)
         dispatch = document_dispatcher(callback, on_error, self._path, include_metadata_changes)
         return Watch(self._client._db.listen_document(self._path, flags, dispatch))
 
     def snapshots(self, include_metadata_changes: bool = False, source: Any = ListenSource.DEFAULT):
         """`async for docs, changes, read_time in ref.snapshots()`; leaving the loop unsubscribes."""
-        from ._async import SnapshotStream
         return SnapshotStream(self, include_metadata_changes, source)
 
     # ------------------------------------------------------------ identity
@@ -716,14 +707,6 @@ class Transaction:
                 self._tx = None
 
         return self._client._db.run_transaction(body, self._max_attempts)
-
-
-def _tx_iter(self: _TransactionalDocumentSnapshot) -> Iterator[DocumentSnapshot]:
-    yield self
-
-
-_TransactionalDocumentSnapshot.__iter__ = _tx_iter  # type: ignore[attr-defined]
-_TransactionalDocumentSnapshot.__next__ = lambda self: self  # type: ignore[attr-defined]
 
 
 class _Transactional:

@@ -2,7 +2,8 @@
 
 Responsible for: DocumentSnapshot (a subclass of the C-level `_ember.Document`, so a snapshot
 is one object), QuerySnapshot (a lazy sequence over the C-level query snapshot), DocumentChange,
-SnapshotMetadata, WriteResult and Watch, plus the dispatchers that turn C listener callbacks into
+SnapshotMetadata, WriteResult and Watch, plus what every listener shares: `listen_flags` (the
+on_snapshot options as libember's flags) and the dispatchers that turn C listener callbacks into
 google-cloud-firestore's `callback(docs, changes, read_time)` shape:
 
     def on_snapshot(docs, changes, read_time):
@@ -18,8 +19,8 @@ import logging
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence
 
 from . import _ember
-from ._errors import EmberError
-from ._values import CHANGE_FROM_C, ChangeType, field_path_str
+from ._errors import EmberError, InvalidArgumentError
+from ._values import CHANGE_FROM_C, ChangeType, ListenSource, field_path_str
 
 log = logging.getLogger("ember")
 _UTC = _dt.timezone.utc
@@ -172,6 +173,12 @@ class _TransactionalDocumentSnapshot(DocumentSnapshot):
     """What Transaction.get(ref) returns: a snapshot that also iterates as google's generator does."""
 
     __slots__ = ()
+
+    def __iter__(self) -> Iterator[DocumentSnapshot]:
+        yield self
+
+    def __next__(self) -> "_TransactionalDocumentSnapshot":
+        return self
 
 
 class QuerySnapshot(_ember.Snapshot):
@@ -350,6 +357,16 @@ def _report(on_error: Optional[Callable[[BaseException], Any]], exc: BaseExcepti
         on_error(exc)
     except Exception:
         log.exception("exception in the on_error callback of %s", what)
+
+
+def listen_flags(include_metadata_changes: bool, source: Any) -> int:
+    """on_snapshot(include_metadata_changes, source) as the flags of ember_doc_listen / ember_query_listen."""
+    f = _ember.LISTEN_INCLUDE_METADATA_CHANGES if include_metadata_changes else 0
+    if source is ListenSource.CACHE or source == "cache" or (isinstance(source, int) and source == ListenSource.CACHE):
+        f |= _ember.LISTEN_SOURCE_CACHE
+    elif source not in (None, ListenSource.DEFAULT, "default"):
+        raise InvalidArgumentError(f"on_snapshot(source): expected ember.ListenSource, not {source!r}")
+    return f
 
 
 def document_dispatcher(callback: Callable, on_error: Optional[Callable], path: str, compare: bool) -> Callable:

@@ -14,8 +14,9 @@ import datetime as _dt
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from . import _ember
-from ._documents import DocumentSnapshot, QuerySnapshot, Watch, query_dispatcher, _pick
+from ._documents import DocumentSnapshot, QuerySnapshot, Watch, listen_flags, query_dispatcher, _pick
 from ._errors import EmberError, InvalidArgumentError
+from ._stream import SnapshotStream
 from ._values import check_field_path, FieldPath, ListenSource, Source, field_path_str
 
 _OPS = {
@@ -225,10 +226,9 @@ class Query:
                     include_metadata_changes: bool = False, source: Any = ListenSource.DEFAULT,
                     on_error: Optional[Callable[[BaseException], Any]] = None) -> Watch:
         """Calls `callback(docs, changes, read_time)` now and on every change of the results."""
-        from ._client import _flags
         if not callable(callback):
             raise InvalidArgumentError("on_snapshot(callback): callback must be callable")
-        flags = _flags(include_metadata_changes, source)
+        flags = listen_flags(include_metadata_changes, source)
         what = f"the listener on {self!r}"
         dispatch = query_dispatcher(callback, on_error, what, self)
 
@@ -241,7 +241,6 @@ class Query:
 
     def snapshots(self, include_metadata_changes: bool = False, source: Any = ListenSource.DEFAULT):
         """`async for docs, changes, read_time in query.snapshots()`; leaving the loop unsubscribes."""
-        from ._async import SnapshotStream
         return SnapshotStream(self, include_metadata_changes, source)
 
     def _parent_path(self) -> str:
