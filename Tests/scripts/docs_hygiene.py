@@ -6,9 +6,10 @@ Rules, each violation printed as `file:line: reason` (exit status 1 if there is 
   dated     README.md, ARCHITECTURE.md, CONTRIBUTING.md, docs/**/*.md, Sources/**/*.swift and
             include/*.h (code and comments alike) carry no date (2026-11-28, 2026/11/28,
             28.11.2026, November 28, 2026, Nov 2026, 2026-11; an RFC 3339 timestamp such as
-            2024-05-01T12:00:00Z is a value, not a date), no issue or pull-request number
-            ("issue 12", "issues 28 and 29", "#12", an "issue" that ends a line before the number)
-            and no diary phrase (DIARY below; in markdown also MARKDOWN_DIARY, outside code spans).
+            2024-05-01T12:00:00Z is a value, and 1970-01-01 the Unix epoch, not dates), no issue
+            or pull-request number ("issue 12", "issues 28 and 29", "#12", an "issue" that ends a
+            line before the number) and no diary phrase (DIARY below; in markdown also
+            MARKDOWN_DIARY; not inside markdown code or a source file's string literals: data).
             bench/RESULTS.md and CHANGELOG.md are the dated logs: exempt.
   mapped    every target declared in Package.swift (.target, .testTarget, .executableTarget,
             .systemLibrary, .binaryTarget, .plugin, .macro) has an ARCHITECTURE.md entry: a heading
@@ -55,8 +56,8 @@ MONTHS = (r"(?:January|February|March|April|May|June|July|August|September|Octob
           r"|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)")
 YEAR = r"(?:19|20)\d{2}"
 DATES = [
-    # ISO date, not the date part of an RFC 3339 timestamp (a value in an example).
-    re.compile(rf"(?<![\w-]){YEAR}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12]\d|3[01])(?![\dT])"),
+    # ISO date, not the date part of an RFC 3339 timestamp (a value in an example), not the epoch.
+    re.compile(rf"(?<![\w-])(?!1970-01-01)(?:{YEAR})-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12]\d|3[01])(?![\dT])"),
     # ISO year-month.
     re.compile(rf"(?<![\w.-]){YEAR}-(?:0[1-9]|1[0-2])(?![\w-])"),
     re.compile(rf"(?<![\w/.]){YEAR}/(?:0?[1-9]|1[0-2])/(?:0?[1-9]|[12]\d|3[01])(?![\w/])"),
@@ -81,6 +82,7 @@ ARCH_HEADING = re.compile(r"^###\s+`([^`]+)`(?:\s.*)?$")
 LINK = re.compile(r"!?\[(?:[^\]\[]|\[[^\]]*\])*\]\(\s*(<[^>]*>|[^()\s]*(?:\([^()\s]*\)[^()\s]*)*)(?:\s+(?:\"[^\"]*\"|'[^']*'|\([^)]*\)))?\s*\)")
 REF_DEF = re.compile(r"^\s{0,3}\[[^\]]+\]:\s*(<[^>]*>|\S+)")
 SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
+STRING_LITERAL = re.compile(r'"(?:[^"\\\n]|\\.)*"')
 FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
 CODE_SPAN = re.compile(r"(`+)(.+?)\1")
 
@@ -121,7 +123,8 @@ def check_dated(root, path, out):
     text = read(path)
     md = path.endswith(".md")
     diary = [re.compile(rf"\b{p}\b", re.I) for p in DIARY + (MARKDOWN_DIARY if md else [])]
-    lines = markdown_lines(text) if md else [(n, l, l, False) for n, l in enumerate(text.split("\n"), 1)]
+    lines = markdown_lines(text) if md else [(n, STRING_LITERAL.sub('""', l), l, False)
+                                             for n, l in enumerate(text.split("\n"), 1)]
     name = rel(root, path)
     for i, (n, prose, whole, _) in enumerate(lines):
         for rx in DATES:

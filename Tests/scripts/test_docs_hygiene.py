@@ -100,7 +100,7 @@ class HygieneTest(unittest.TestCase):
         self.assertFires("include/lib.h", 1, "a date")
 
     def test_date_like_values_stay_quiet(self):
-        self.swift(['{"$timestamp": "2024-05-01T12:00:00.000001Z"}  RFC 3339, UTC',
+        self.swift(['{"$timestamp": "2024-05-01T12:00:00.000001Z"}  RFC 3339, UTC; days since 1970-01-01',
                     "version 1.2.3, Swift 6.0, 2048 bytes, 1,000 listeners, 10/20 ms, May be nil."])
         self.repo.write("docs/semantics.md", "# Semantics\n\n`2024-05-01T12:00:00Z` sorts before 2024-05-01T12:00:01Z.\n")
         self.assertClean()
@@ -146,6 +146,12 @@ class HygieneTest(unittest.TestCase):
         self.assertClean()
         self.swift(['throw invalid("The referenced transaction has expired or is no longer valid.")'])
         self.assertClean()
+
+    def test_string_literals_are_data(self):
+        self.repo.write("Sources/Lib/Lib.swift", 'let reason = "not today"\nlet key = "views/today" // a key\n')
+        self.assertClean()
+        self.repo.write("Sources/Lib/Lib.swift", 'let reason = "x" // fixed today\n')
+        self.assertFires("Sources/Lib/Lib.swift", 1, "a diary phrase")
 
     def test_code_words_stay_quiet(self):
         self.swift(["The order used to sort results; the backend's state as of the op.",
