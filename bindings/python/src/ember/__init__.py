@@ -9,6 +9,11 @@
 
 A CPython extension (`ember._ember`) over libember's C ABI; libember.so ships inside this package.
 The contract is ../shared/API-PYTHON.md.
+
+One module per concept, imported top-down (no module imports one listed after it; a test keeps
+the graph acyclic): _errors, _values, _documents (snapshots, watches, listener dispatch),
+_stream (snapshots() as an async iterator), _query, _references (DocumentReference,
+CollectionReference), _batch, _transaction, _tree, _client, _async.
 """
 from . import _ember
 from ._errors import *  # noqa: F401,F403  (one class per error code)
@@ -16,12 +21,15 @@ from ._errors import BY_CODE as _BY_CODE, EmberError
 from ._values import (And, ArrayRemove, ArrayUnion, BaseCompositeFilter, ChangeType, DELETE_FIELD, FieldFilter,
                       FieldPath, GeoPoint, Increment, ListenSource, Or, SERVER_TIMESTAMP, Source)
 from ._documents import (DocumentChange, DocumentSnapshot, QuerySnapshot, SnapshotMetadata, Watch, WriteResult)
-from ._client import (CACHE_SIZE_UNLIMITED, Client, DocumentReference, PersistentCacheIndexManager, Transaction,
-                      WriteBatch, transactional)
-from ._query import AggregateQuery, AggregationResult, CollectionGroup, CollectionReference, Query
+from ._stream import SnapshotStream
+from ._query import AggregateQuery, AggregationResult, CollectionGroup, Query
+from ._references import CollectionReference, DocumentReference
+from ._batch import WriteBatch
+from ._transaction import Transaction, transactional
 from ._tree import DataSnapshot, EventType, Reference, ServerValue, TreeQuery
+from ._client import CACHE_SIZE_UNLIMITED, Client, PersistentCacheIndexManager
 from ._async import (AsyncClient, AsyncCollectionReference, AsyncDocumentReference, AsyncQuery, AsyncTransaction,
-                     AsyncWriteBatch, AsyncWriteResult, SnapshotStream, async_transactional)
+                     AsyncWriteBatch, AsyncWriteResult, async_transactional)
 
 _ember.configure(
     errors=dict(_BY_CODE), error_base=EmberError, document_type=DocumentSnapshot, snapshot_type=QuerySnapshot,

@@ -11,7 +11,7 @@ their `snapshots()` are `SnapshotStream`s (module `_stream`):
 
 Reads and writes of an in-process database take microseconds, so the coroutines call libember
 directly (the GIL is released inside); what may wait long (acknowledgements, transactions) runs in
-the loop's default executor.
+the loop's default executor. The top of the package: nothing in it imports this module.
 """
 from __future__ import annotations
 
@@ -19,11 +19,14 @@ import asyncio
 import functools
 from typing import Any, AsyncIterator, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
-from ._client import Client, DocumentReference, Transaction, WriteBatch
+from ._batch import WriteBatch
+from ._client import Client
 from ._documents import DocumentSnapshot, WriteResult
 from ._errors import InvalidArgumentError
-from ._query import AggregateQuery, AggregationResult, CollectionReference, Query
+from ._query import AggregateQuery, AggregationResult, Query
+from ._references import CollectionReference, DocumentReference
 from ._stream import SnapshotStream
+from ._transaction import Transaction
 from ._values import ListenSource, Source
 
 

@@ -1,44 +1,42 @@
-"""Client, references, batches and transactions (google-cloud-firestore's shapes).
+"""The client (google-cloud-firestore's Client): one database, opened and closed.
 
-Responsible for: opening and closing a database (`Client`), naming documents and collections
-(`DocumentReference`, `CollectionReference`), writing (set / merge / update / delete / create),
-reading (get with a Source), listening (on_snapshot), `WriteBatch`, `Transaction` and
-`@transactional`:
+Responsible for: opening a database (in memory, at a path, or the client of a server) and
+closing it (also at interpreter exit), the entry points to everything else (`collection`,
+`document`, `collection_group`, `batch`, `transaction`, `reference` for the tree), a write's
+settlement (`_settle`: wait for the acknowledgement, or return pending), the network switch and
+the persistent cache's indexes (`PersistentCacheIndexManager`):
 
     db = ember.Client()
     sf = db.collection("cities").document("SF")
     sf.set({"name": "San Francisco", "population": 860000}).wait()
     print(sf.get().to_dict())
+
+The modules of what it hands out (`_references`, `_query`, `_batch`, `_transaction`, `_tree`)
+are below it and do not import it.
 """
 from __future__ import annotations
 
 import atexit
-import datetime as _dt
 import functools
 import json
 import logging
 import os
-import threading
 import weakref
-from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Iterable, Iterator, Optional, Sequence
 
 from . import _ember
-from ._documents import (DocumentSnapshot, Watch, WriteResult, _TransactionalDocumentSnapshot,
-                         document_dispatcher, listen_flags)
-from ._errors import (AbortedError, AlreadyExistsError, DeadlineExceededError, EmberError, FailedPreconditionError,
-                      InvalidArgumentError, UnavailableError)
-from ._stream import SnapshotStream
-from ._values import ListenSource, Source, field_path_str
-
-from typing import TYPE_CHECKING
+from ._batch import WriteBatch
+from ._documents import DocumentSnapshot, WriteResult
+from ._errors import DeadlineExceededError, FailedPreconditionError, InvalidArgumentError
+from ._query import CollectionGroup
+from ._references import CollectionReference, DocumentReference, _check_path, _join
+from ._transaction import Transaction
+from ._tree import Reference
+from ._values import Source
 
 log = logging.getLogger("ember")
 
-if TYPE_CHECKING:
-    from ._tree import Reference  # noqa: F401
-
 CACHE_SIZE_UNLIMITED = -1
-_UTC = _dt.timezone.utc
 
 _open_clients: "weakref.WeakSet[Client]" = weakref.WeakSet()
 
@@ -51,42 +49,6 @@ def _close_all() -> None:
             c.close()
         except Exception:
             pass
-
-
-def _join(parts: Sequence[Any], what: str) -> str:
-    if not parts:
-        raise InvalidArgumentError(f"{what}: a path is required")
-    out = []
-    for p in parts:
-        if not isinstance(p, str):
-            raise InvalidArgumentError(f"{what}: path segments must be str, not {type(p).__name__}")
-        out.append(p)
-    return "/".join(out)
-
-
-def _check_path(path: str, kind: int, what: str) -> str:
-    try:
-        k = _ember.path_kind(path)
-    except EmberError as e:
-        raise InvalidArgumentError(f"{what}: {e}") from None
-    if k != kind:
-        want = "a document path (an even number of segments)" if kind == 2 else "a collection path (an odd number of segments)"
-        raise InvalidArgumentError(f"{what}: {path!r} is not {want}")
-    # Canonical form: libember ignores one leading and one trailing slash (as the Apple SDK).
-    if path.startswith("/"):
-        path = path[1:]
-    if path.endswith("/"):
-        path = path[:-1]
-    return path
-
-
-def _source(source: Any, what: str) -> int:
-    if source is None:
-        return 0
-    try:
-        return int(Source(source))
-    except (ValueError, TypeError):
-        raise InvalidArgumentError(f"{what}(source): expected ember.Source, not {source!r}") from None
 
 
 class _hybridmethod:
@@ -211,7 +173,6 @@ class Client:
             yield self.collection(cid)
 
     def collection_group(self, collection_id: str) -> "CollectionGroup":
-        from ._query import CollectionGroup
         if not isinstance(collection_id, str) or not collection_id or "/" in collection_id:
             raise InvalidArgumentError(f"collection_group(collection_id): {collection_id!r} must be a non-empty id without '/'")
         return CollectionGroup(collection_id, self)
@@ -330,7 +291,6 @@ class Client:
     # ------------------------------------------------------------ the tree
     def reference(self, path: Optional[str] = None) -> "Reference":
         """A location in the Realtime-Database-style tree (the root when path is None)."""
-        from ._tree import Reference
         if path is not None and not isinstance(path, str):
             raise InvalidArgumentError(f"reference(path): expected a str, not {type(path).__name__}")
         return Reference(_ember.tree_ref(self._db, path), self)
@@ -360,369 +320,3 @@ class PersistentCacheIndexManager:
     def index_count(self) -> int:
         """How many offline indexes the cache has (0 for a memory cache)."""
         return _ember.index_count(self._client._db)
-
-
-class DocumentReference:
-    """A document's name in a client: `.id`, `.path`, `.parent`, `.collection(id)`; reads,
-    writes and listeners on it."""
-
-    __slots__ = ("_path", "_client", "__weakref__")
-
-    def __init__(self, path: str, client: Client) -> None:
-        self._path = path
-        self._client = client
-
-    @property
-    def id(self) -> str:
-        return self._path.rsplit("/", 1)[-1]
-
-    @property
-    def path(self) -> str:
-        return self._path
-
-    @property
-    def parent(self) -> "CollectionReference":
-        return CollectionReference(self._path.rsplit("/", 1)[0], self._client)
-
-    def collection(self, collection_id: str) -> "CollectionReference":
-        path = _check_path(f"{self._path}/{collection_id}", 1, "collection(collection_id)")
-        return CollectionReference(path, self._client)
-
-    def collections(self, page_size: Any = None, retry: Any = None, timeout: Any = None) -> Iterator["CollectionReference"]:
-        """The subcollections of this document that hold a document (sorted by id)."""
-        for cid in json.loads(self._client._db.list_collection_ids(self._path)):
-            yield self.collection(cid)
-
-    # ------------------------------------------------------------ writes
-    def set(self, document_data: Dict[str, Any], merge: Union[bool, Sequence[str]] = False,
-            retry: Any = None, timeout: Any = None) -> WriteResult:
-        return self._client._settle(self._client._db.set(self._path, document_data, merge))
-
-    def update(self, field_updates: Dict[str, Any], option: Any = None, retry: Any = None,
-               timeout: Any = None) -> WriteResult:
-        return self._client._settle(self._client._db.update(self._path, _field_updates(field_updates)))
-
-    def delete(self, option: Any = None, retry: Any = None, timeout: Any = None) -> WriteResult:
-        return self._client._settle(self._client._db.delete(self._path))
-
-    def create(self, document_data: Dict[str, Any], retry: Any = None, timeout: Any = None) -> WriteResult:
-        """Writes the document only if it does not exist at the backend (else AlreadyExistsError):
-        one write with Firestore's exists=false precondition."""
-        return self._client._settle(self._client._db.create(self._path, document_data))
-
-    # ------------------------------------------------------------ reads
-    def get(self, field_paths: Optional[Sequence[str]] = None, transaction: Optional["Transaction"] = None,
-            retry: Any = None, timeout: Any = None, source: Any = Source.DEFAULT) -> DocumentSnapshot:
-        if transaction is not None:
-            snap = transaction._get_document(self._path)
-        else:
-            snap = self._client._db.get(self._path, _source(source, "get"))
-        if field_paths is not None:
-            snap._fields = [field_path_str(f) for f in field_paths]
-        return snap
-
-    # ------------------------------------------------------------ listening
-    def on_snapshot(self, callback: Callable[[List[DocumentSnapshot], List[Any], _dt.datetime], Any],
-                    include_metadata_changes: bool = False, source: Any = ListenSource.DEFAULT,
-                    on_error: Optional[Callable[[BaseException], Any]] = None) -> Watch:
-        """Calls `callback([snapshot], changes, read_time)` now and on every change."""
-        if not callable(callback):
-            raise InvalidArgumentError("on_snapshot(callback): callback must be callable")
-        flags = listen_flags(include_metadata_changes, source)
-        dispatch = document_dispatcher(callback, on_error, self._path, include_metadata_changes)
-        return Watch(self._client._db.listen_document(self._path, flags, dispatch))
-
-    def snapshots(self, include_metadata_changes: bool = False, source: Any = ListenSource.DEFAULT):
-        """`async for docs, changes, read_time in ref.snapshots()`; leaving the loop unsubscribes."""
-        return SnapshotStream(self, include_metadata_changes, source)
-
-    # ------------------------------------------------------------ identity
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, DocumentReference):
-            return self._path == other._path and self._client is other._client
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash(self._path)
-
-    def __repr__(self) -> str:
-        return f"<DocumentReference {self._path}>"
-
-
-def _field_updates(field_updates: Any) -> Dict[str, Any]:
-    if not isinstance(field_updates, dict):
-        raise InvalidArgumentError(f"update(field_updates): expected a dict, not {type(field_updates).__name__}")
-    if not field_updates:
-        raise InvalidArgumentError("update(field_updates): at least one field is required")
-    for k in field_updates:
-        if not isinstance(k, str):
-            return {field_path_str(k, "update(field_updates) key"): v for k, v in field_updates.items()}
-    return field_updates
-
-
-from ._query import CollectionReference, CollectionGroup  # noqa: E402  (they subclass Query)
-
-
-def _ref_path(reference: Any) -> str:
-    """The path of a DocumentReference given to a batch or transaction; TypeError for anything else."""
-    try:
-        return reference._path
-    except AttributeError:
-        raise TypeError(f"expected a DocumentReference, not {type(reference).__name__}") from None
-
-
-class WriteBatch:
-    """Up to 500 writes applied atomically by `commit()` (also a context manager that commits)."""
-
-    def __init__(self, client: Client, auto_commit: bool = False) -> None:
-        self._client = client
-        self._b = client._db.batch()
-        self._n = 0
-        self._auto = auto_commit
-        self._results: List[WriteResult] = []
-
-    def _count(self) -> None:
-        self._n += 1
-        if self._auto and self._n >= 500:
-            self._results.append(self._commit_now())
-
-    def set(self, reference: DocumentReference, document_data: Dict[str, Any],
-            merge: Union[bool, Sequence[str]] = False) -> "WriteBatch":
-        self._b.set(_ref_path(reference), document_data, merge)
-        self._n += 1   # _count() inlined: set() is the bulk-loading path
-        if self._auto and self._n >= 500:
-            self._results.append(self._commit_now())
-        return self
-
-    def update(self, reference: DocumentReference, field_updates: Dict[str, Any], option: Any = None) -> "WriteBatch":
-        self._b.update(_ref_path(reference), _field_updates(field_updates))
-        self._count()
-        return self
-
-    def delete(self, reference: DocumentReference, option: Any = None) -> "WriteBatch":
-        self._b.delete(_ref_path(reference))
-        self._count()
-        return self
-
-    def create(self, reference: DocumentReference, document_data: Dict[str, Any]) -> "WriteBatch":
-        """A write with the exists=false precondition: the whole batch fails with
-        AlreadyExistsError at commit when the document exists at the backend."""
-        self._b.create(_ref_path(reference), document_data)
-        self._count()
-        return self
-
-    def _commit_now(self) -> WriteResult:
-        r = WriteResult(self._b.commit())
-        self._b = self._client._db.batch()
-        self._n = 0
-        return r
-
-    def commit(self, retry: Any = None, timeout: Any = None) -> List[WriteResult]:
-        """Applies every write at once; one WriteResult per write (all share the commit's)."""
-        n = self._n
-        r = self._client._settle(self._b.commit())
-        results = self._results + [r] * n
-        self._results = []
-        return results
-
-    def flush(self) -> None:
-        if self._n:
-            self._results.append(self._commit_now())
-
-    def close(self) -> None:
-        self.flush()
-
-    def __len__(self) -> int:
-        return self._n
-
-    def __enter__(self) -> "WriteBatch":
-        return self
-
-    def __exit__(self, exc_type: Any, *rest: Any) -> None:
-        if exc_type is None:
-            self.commit()
-
-
-class _ManualTransaction:
-    """A transaction the caller drives (google-cloud-firestore's `t._begin(); ...; t.commit()` or
-    `with db.transaction() as t:`), with the interface of the C transaction object: reads go to
-    the backend and record each document's update time; writes are buffered; commit sends one
-    batch that first verifies every document read is as it was read (else AbortedError: the
-    caller may retry) and then applies the writes, atomically."""
-
-    def __init__(self, client: "Client") -> None:
-        self._client = client
-        self._reads: Dict[str, int] = {}
-        self._writes: List[Tuple[Any, ...]] = []
-
-    def get(self, path: str) -> DocumentSnapshot:
-        if self._writes:
-            raise InvalidArgumentError("Firestore transactions require all reads to be executed before all writes.")
-        snap = self._client._db.get(path, int(Source.SERVER))
-        self._reads.setdefault(path, snap._update_micros if snap.exists else 0)
-        return snap
-
-    def set(self, path: str, data: Any, merge: Any = False) -> None:
-        self._writes.append(("set", path, data, merge))
-
-    def update(self, path: str, fields: Any) -> None:
-        self._writes.append(("update", path, fields))
-
-    def delete(self, path: str) -> None:
-        self._writes.append(("delete", path))
-
-    def commit(self) -> WriteResult:
-        b = self._client._db.batch()
-        for path, t in self._reads.items():
-            b.verify(path, t)
-        for w in self._writes:
-            getattr(b, w[0])(*w[1:])
-        try:
-            return self._client._settle(b.commit())
-        except FailedPreconditionError as e:
-            raise AbortedError(f"the transaction's reads changed before it committed: {e}") from None
-
-
-class Transaction:
-    """A transaction (google-cloud-firestore's shape): pass it to a `@ember.transactional`
-    function, which runs (and is retried on contention) with reads before writes; or drive it
-    yourself: `t._begin()`, reads, writes, `t.commit()` (or `t.rollback()`), or
-    `with db.transaction() as t:` (commits at the end of the block, applies nothing if it raises)."""
-
-    def __init__(self, client: Client, max_attempts: int = 5, read_only: bool = False) -> None:
-        if not isinstance(max_attempts, int) or max_attempts < 1:
-            raise InvalidArgumentError(f"transaction(max_attempts): must be a positive int, not {max_attempts!r}")
-        self._client = client
-        self._max_attempts = max_attempts
-        self._read_only = read_only
-        self._tx: Any = None
-
-    @property
-    def in_progress(self) -> bool:
-        return self._tx is not None
-
-    @property
-    def id(self) -> Optional[bytes]:
-        return b"ember" if self._tx is not None else None
-
-    def _need(self) -> Any:
-        if self._tx is None:
-            raise FailedPreconditionError("the transaction is not in progress: call it through @ember.transactional, "
-                                          "or call _begin() (or use `with db.transaction() as t:`)")
-        return self._tx
-
-    # ------------------------------------------------------------ driven by the caller
-    def _begin(self, retry_id: Any = None) -> None:
-        if self._tx is not None:
-            raise FailedPreconditionError("the transaction is already in progress")
-        self._tx = _ManualTransaction(self._client)
-
-    def _manual(self) -> _ManualTransaction:
-        tx = self._need()
-        if not isinstance(tx, _ManualTransaction):
-            raise FailedPreconditionError("a @transactional function's transaction commits when the function returns")
-        return tx
-
-    def commit(self, retry: Any = None, timeout: Any = None) -> List[WriteResult]:
-        """Commits a transaction begun with _begin(): one WriteResult per write."""
-        tx = self._manual()
-        self._tx = None
-        n = len(tx._writes)
-        return [tx.commit()] * n
-
-    _commit = commit
-
-    def rollback(self) -> None:
-        """Ends a transaction begun with _begin() without applying anything."""
-        self._manual()
-        self._tx = None
-
-    _rollback = rollback
-
-    def __enter__(self) -> "Transaction":
-        self._begin()
-        return self
-
-    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
-        if self._tx is None:
-            return
-        if exc_type is None:
-            self.commit()
-        else:
-            self.rollback()
-
-    def _get_document(self, path: str) -> DocumentSnapshot:
-        return self._need().get(path)
-
-    def get(self, ref_or_query: Any, retry: Any = None, timeout: Any = None) -> Any:
-        """A DocumentReference gives its snapshot (also iterable, as google's generator); a query
-        gives its documents, each read inside the transaction (the commit fails if one changes)."""
-        if isinstance(ref_or_query, DocumentReference):
-            snap = self._get_document(ref_or_query._path)
-            snap.__class__ = _TransactionalDocumentSnapshot
-            return snap
-        self._need()
-        return iter([self._get_document(d._path) for d in ref_or_query.get()])
-
-    def get_all(self, references: Iterable[DocumentReference], retry: Any = None, timeout: Any = None) -> Iterator[DocumentSnapshot]:
-        for r in references:
-            yield self._get_document(r._path)
-
-    def set(self, reference: DocumentReference, document_data: Dict[str, Any],
-            merge: Union[bool, Sequence[str]] = False) -> "Transaction":
-        self._write()
-        self._tx.set(_ref_path(reference), document_data, merge)
-        return self
-
-    def update(self, reference: DocumentReference, field_updates: Dict[str, Any], option: Any = None) -> "Transaction":
-        self._write()
-        self._tx.update(_ref_path(reference), _field_updates(field_updates))
-        return self
-
-    def delete(self, reference: DocumentReference, option: Any = None) -> "Transaction":
-        self._write()
-        self._tx.delete(_ref_path(reference))
-        return self
-
-    def create(self, reference: DocumentReference, document_data: Dict[str, Any]) -> "Transaction":
-        """Reads the document first (so call it before other writes), then sets it."""
-        if self._get_document(_ref_path(reference)).exists:
-            raise AlreadyExistsError(f"create(): the document {_ref_path(reference)} already exists")
-        return self.set(reference, document_data)
-
-    def _write(self) -> None:
-        self._need()
-        if self._read_only:
-            raise InvalidArgumentError("this transaction is read-only")
-
-    def _run(self, fn: Callable[..., Any], args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> Any:
-        if self._tx is not None:
-            raise FailedPreconditionError("the transaction is already in progress")
-
-        def body(tx: Any) -> Any:
-            self._tx = tx
-            try:
-                return fn(self, *args, **kwargs)
-            finally:
-                self._tx = None
-
-        return self._client._db.run_transaction(body, self._max_attempts)
-
-
-class _Transactional:
-    """What `@transactional` returns: call it with (transaction, *args); runs in the transaction,
-    retried on contention (up to the transaction's max_attempts); returns the function's result."""
-
-    def __init__(self, to_wrap: Callable[..., Any]) -> None:
-        self.to_wrap = to_wrap
-        functools.update_wrapper(self, to_wrap)
-
-    def __call__(self, transaction: Transaction, *args: Any, **kwargs: Any) -> Any:
-        if not isinstance(transaction, Transaction):
-            raise InvalidArgumentError(f"the first argument must be a Transaction (db.transaction()), not {type(transaction).__name__}")
-        return transaction._run(self.to_wrap, args, kwargs)
-
-
-def transactional(to_wrap: Callable[..., Any]) -> _Transactional:
-    """Decorator: `@ember.transactional def f(transaction, ...)`, then `f(db.transaction(), ...)`."""
-    return _Transactional(to_wrap)

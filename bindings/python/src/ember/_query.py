@@ -1,9 +1,10 @@
-"""Queries (google-cloud-firestore's Query, CollectionReference, CollectionGroup, AggregateQuery).
+"""Queries (google-cloud-firestore's Query, CollectionGroup, AggregateQuery).
 
 Responsible for: building queries immutably (each call returns a new Query, checked at once by
 libember, so an invalid query raises InvalidArgumentError where it is built), running them
 (get / stream / count), listening to them (on_snapshot / snapshots), and the google-cloud-
-firestore extras libember does not have natively (select, offset: applied here):
+firestore extras libember does not have natively (select, offset: applied here). A Query uses
+only its client's `_db`; CollectionReference (module `_references`, above this one) subclasses it:
 
     q = cities.where(filter=ember.FieldFilter("state", "==", "CA")).order_by("population", direction=ember.Query.DESCENDING).limit(10)
     for doc in q.stream(): print(doc.id)
@@ -11,7 +12,7 @@ firestore extras libember does not have natively (select, offset: applied here):
 from __future__ import annotations
 
 import datetime as _dt
-from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Iterator, List, Optional, Sequence, Tuple
 
 from . import _ember
 from ._documents import DocumentSnapshot, QuerySnapshot, Watch, listen_flags, query_dispatcher, _pick
@@ -298,79 +299,8 @@ class AggregateQuery:
         yield from self.get()
 
 
-class CollectionReference(Query):
-    """A collection: `.id`, `.parent`, `.document(id=None)` (None: a new auto id), `.add(data)`,
-    and every Query method."""
-
-    def __init__(self, path: str, client: Any) -> None:
-        Query.__init__(self, client, path)
-
-    @property
-    def id(self) -> str:
-        return self._cpath.rsplit("/", 1)[-1]
-
-    @property
-    def path(self) -> str:
-        return self._cpath
-
-    @property
-    def parent(self) -> Any:
-        if "/" not in self._cpath:
-            return None
-        from ._client import DocumentReference
-        return DocumentReference(self._cpath.rsplit("/", 1)[0], self._client)
-
-    def document(self, document_id: Optional[str] = None) -> Any:
-        c = _client_module or _load_client_module()
-        if document_id is None:
-            document_id = _ember.auto_id()
-        elif not isinstance(document_id, str):
-            raise InvalidArgumentError(f"document(document_id): expected a str, not {type(document_id).__name__}")
-        elif (document_id.isascii() and "/" not in document_id and document_id[:2] != "__"
-              and document_id not in ("", ".", "..") and len(self._cpath) + len(document_id) < 1_400):
-            # An ASCII id that cannot break a rule of ResourcePath.validateSegment below a valid,
-            # canonical collection path: no round trip through libember's path parser.
-            return c.DocumentReference(f"{self._cpath}/{document_id}", self._client)
-        return c.DocumentReference(c._check_path(f"{self._cpath}/{document_id}", 2, "document(document_id)"), self._client)
-
-    def add(self, document_data: Dict[str, Any], document_id: Optional[str] = None,
-            retry: Any = None, timeout: Any = None) -> Tuple[_dt.datetime, Any]:
-        """Writes a new document; returns (update_time, reference) as google-cloud-firestore
-        (update_time: the acknowledgement's time; offline, the local time of the write)."""
-        ref = self.document(document_id)
-        result = ref.set(document_data)
-        return result.update_time or _dt.datetime.now(_dt.timezone.utc), ref
-
-    def list_documents(self, page_size: Any = None, retry: Any = None, timeout: Any = None) -> Iterator[Any]:
-        for d in self._run():
-            yield d.reference
-
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, CollectionReference):
-            return self._cpath == other._cpath and self._client is other._client
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash(self._cpath)
-
-    def __repr__(self) -> str:
-        return f"<CollectionReference {self._cpath}>"
-
-
 class CollectionGroup(Query):
     """Every collection with one id, wherever it is (`db.collection_group("landmarks")`)."""
 
     def __init__(self, collection_id: str, client: Any) -> None:
         Query.__init__(self, client, collection_id, group=True)
-
-
-# ._client imports this module: it is bound on first use, not imported on every document()
-# call (an import statement per call cost ~1.2 us, a third of document() in bulk loops).
-_client_module: Any = None
-
-
-def _load_client_module() -> Any:
-    global _client_module
-    from . import _client
-    _client_module = _client
-    return _client
