@@ -4,8 +4,6 @@
 // EmberBackend (authoritative store) <- EmberCore (sync engine, views, listeners) <- Ember (public API).
 import PackageDescription
 
-let swift5: [SwiftSetting] = [.swiftLanguageMode(.v5)]
-
 // EMBER_CORE_ONLY=1 leaves out the server and its gRPC dependencies (and their BoringSSL): the
 // ThreadSanitizer run of `make test` (its own scratch path) builds only what it tests.
 let coreOnly = Context.environment["EMBER_CORE_ONLY"] == "1"
@@ -46,17 +44,19 @@ let package = Package(
     targets: [
         // A prefetch hint for passes over many children (header-only C: Swift has no prefetch).
         .target(name: "CEmberMemory"),
-        .target(name: "EmberModel", dependencies: ["CEmberMemory"], swiftSettings: swift5),
+        // Locks, conditions and queue assertions every layer shares (pthread-based: TSan-clean).
+        .target(name: "EmberConcurrency"),
+        .target(name: "EmberModel", dependencies: ["CEmberMemory", "EmberConcurrency"]),
         .systemLibrary(name: "CSQLite", providers: [.apt(["libsqlite3-dev"])]),
-        .target(name: "EmberStorage", dependencies: ["EmberModel", "CSQLite"], swiftSettings: swift5),
-        .target(name: "EmberBackend", dependencies: ["EmberModel", "EmberStorage"], swiftSettings: swift5),
+        .target(name: "EmberStorage", dependencies: ["EmberModel", "EmberConcurrency", "CSQLite"]),
+        .target(name: "EmberBackend", dependencies: ["EmberModel", "EmberStorage", "EmberConcurrency"]),
         // Two scheduler calls the event thread needs (CPU placement) that Swift's Glibc lacks.
         .target(name: "CEmberThreads"),
-        .target(name: "EmberCore", dependencies: ["EmberModel", "EmberStorage", "EmberBackend", "CEmberThreads"], swiftSettings: swift5),
+        .target(name: "EmberCore", dependencies: ["EmberModel", "EmberStorage", "EmberBackend", "EmberConcurrency", "CEmberThreads"]),
         // With the server's targets, Ember and EmberC also open clients of a server
         // (`FirestoreSettings.host`, `ember_settings.host`) through EmberRemote; the core-only build
         // refuses a host (`#if canImport(EmberRemote)`).
-        .target(name: "Ember", dependencies: ["EmberCore"] + remote, swiftSettings: swift5),
+        .target(name: "Ember", dependencies: ["EmberCore", "EmberConcurrency"] + remote),
         // Firestore security rules (issue 14): parser and evaluator over EmberModel values. No
         // gRPC: the server wires it in; nothing else depends on it.
         .target(name: "EmberRules", dependencies: ["EmberModel"]),
@@ -64,17 +64,17 @@ let package = Package(
         // tree values. No server code: the tree port wires it in.
         .target(name: "EmberTreeRules", dependencies: ["EmberModel"]),
         .systemLibrary(name: "CEmberABI", path: "Sources/CEmberABI"),
-        .target(name: "EmberC", dependencies: ["EmberCore", "CEmberABI"] + remote, swiftSettings: swift5,
+        .target(name: "EmberC", dependencies: ["EmberCore", "EmberConcurrency", "CEmberABI"] + remote,
                 linkerSettings: [.unsafeFlags(["-Xlinker", "--version-script=\(Context.packageDirectory)/bindings/c/ember.map",
                                                "-Xlinker", "-soname=libember.so.0"])]),
-        .executableTarget(name: "EmberDemo", dependencies: ["Ember"], swiftSettings: swift5),
-        .executableTarget(name: "EmberCrashWriter", dependencies: ["EmberCore"], swiftSettings: swift5),
-        .executableTarget(name: "EmberBench", dependencies: ["Ember", "EmberCore", "EmberStorage"], path: "bench/swift", swiftSettings: swift5),
-        .testTarget(name: "EmberModelTests", dependencies: ["EmberModel"], swiftSettings: swift5),
-        .testTarget(name: "EmberStorageTests", dependencies: ["EmberStorage", "EmberCore"], swiftSettings: swift5),
-        .testTarget(name: "EmberBackendTests", dependencies: ["EmberBackend"], swiftSettings: swift5),
-        .testTarget(name: "EmberCoreTests", dependencies: ["EmberCore", "CEmberThreads"], swiftSettings: swift5),
-        .testTarget(name: "EmberTests", dependencies: ["Ember"], swiftSettings: swift5),
+        .executableTarget(name: "EmberDemo", dependencies: ["Ember"]),
+        .executableTarget(name: "EmberCrashWriter", dependencies: ["EmberCore"]),
+        .executableTarget(name: "EmberBench", dependencies: ["Ember", "EmberCore", "EmberStorage", "EmberConcurrency"], path: "bench/swift"),
+        .testTarget(name: "EmberModelTests", dependencies: ["EmberModel", "EmberConcurrency"]),
+        .testTarget(name: "EmberStorageTests", dependencies: ["EmberStorage", "EmberCore", "EmberConcurrency"]),
+        .testTarget(name: "EmberBackendTests", dependencies: ["EmberBackend", "EmberConcurrency"]),
+        .testTarget(name: "EmberCoreTests", dependencies: ["EmberCore", "EmberConcurrency", "CEmberThreads"]),
+        .testTarget(name: "EmberTests", dependencies: ["Ember", "EmberConcurrency"]),
         // Resources/ (the differential rules and cases) is read through #filePath, not bundled.
         .testTarget(name: "EmberRulesTests", dependencies: ["EmberRules", "EmberModel"], exclude: ["Resources"]),
         .testTarget(name: "EmberTreeRulesTests", dependencies: ["EmberTreeRules", "EmberModel"]),
@@ -107,7 +107,7 @@ var serverTargets: [Target] {
         // A server as the core's backend (issue 12): a BackendLink over the Listen and Write
         // streams and the unary calls. Beside the core: nothing in EmberCore imports it.
         .target(name: "EmberRemote", dependencies: [
-            "EmberModel", "EmberStorage", "EmberBackend", "EmberFirestoreProto",
+            "EmberModel", "EmberStorage", "EmberBackend", "EmberConcurrency", "EmberFirestoreProto",
             // The tree's realtime protocol (WebSocket) to a tree host.
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
@@ -117,7 +117,7 @@ var serverTargets: [Target] {
             .product(name: "GRPCCore", package: "grpc-swift-2"),
             .product(name: "GRPCNIOTransportHTTP2", package: "grpc-swift-nio-transport"),
             .product(name: "SwiftProtobuf", package: "swift-protobuf"),
-        ], swiftSettings: swift5),
+        ]),
         .executableTarget(name: "EmberCLI", dependencies: [
             "EmberServer",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -129,16 +129,16 @@ var serverTargets: [Target] {
             .product(name: "GRPCNIOTransportHTTP2", package: "grpc-swift-nio-transport"),
         ], path: "bench/server-swift"),
         .testTarget(name: "EmberRemoteTests", dependencies: [
-            "EmberRemote", "EmberServer", "EmberCore", "EmberModel", "EmberStorage", "EmberBackend", "Ember",
+            "EmberRemote", "EmberServer", "EmberCore", "EmberModel", "EmberStorage", "EmberBackend", "Ember", "EmberConcurrency",
             .product(name: "JWTKit", package: "jwt-kit"),
-        ], swiftSettings: swift5),
+        ]),
         // A Swift client process of the mixed-language tests (Tests/remote): Ember over `host`.
-        .executableTarget(name: "EmberHostClient", dependencies: ["Ember"], swiftSettings: swift5),
+        .executableTarget(name: "EmberHostClient", dependencies: ["Ember", "EmberConcurrency"]),
         // Issue 12's benchmark clients (bench/remote): the public API over `host`, and the
         // internal modules where the figure needs `RemoteBackend.stats` (release, `make bench-remote`).
         .executableTarget(name: "EmberRemoteBench", dependencies: [
-            "Ember", "EmberCore", "EmberModel", "EmberRemote", "EmberStorage", "EmberBackend",
-        ], path: "bench/remote-swift", swiftSettings: swift5),
+            "Ember", "EmberCore", "EmberModel", "EmberRemote", "EmberStorage", "EmberBackend", "EmberConcurrency",
+        ], path: "bench/remote-swift"),
         .testTarget(name: "EmberServerTests", dependencies: [
             "EmberServer", "EmberFirestoreProto", "EmberModel", "EmberBackend", "EmberStorage",
             .product(name: "GRPCCore", package: "grpc-swift-2"),

@@ -9,7 +9,7 @@ import EmberCore
 ///     let sf = db.collection("cities").document("SF")
 ///     sf.setData(["name": "San Francisco"]) { error in }
 ///     let reg = sf.addSnapshotListener { snapshot, error in }
-public final class DocumentReference: @unchecked Sendable {
+public final class DocumentReference: Sendable {
     public let firestore: Firestore
     public let path: String
     let key: DocumentKey?
@@ -120,7 +120,7 @@ public final class DocumentReference: @unchecked Sendable {
 
     // MARK: reads
 
-    public func getDocument(source: FirestoreSource = .default, completion: @escaping (DocumentSnapshot?, Error?) -> Void) {
+    public func getDocument(source: FirestoreSource = .default, completion: @escaping @Sendable (DocumentSnapshot?, Error?) -> Void) {
         do {
             let key = try validKey()
             try firestore.client.getDocument(key, source: source.core) { [firestore] r in
@@ -176,7 +176,7 @@ public final class DocumentReference: @unchecked Sendable {
 /// Responsible for: a collection's location: its documents, auto ids, and queries over it.
 ///
 ///     let ref = db.collection("cities").addDocument(data: ["name": "Tokyo"])
-public final class CollectionReference: Query, @unchecked Sendable {
+public final class CollectionReference: Query, Sendable {
     public let path: String
 
     init(firestore: Firestore, path: String) {

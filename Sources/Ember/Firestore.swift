@@ -1,3 +1,4 @@
+import EmberConcurrency
 import Foundation
 import EmberModel
 import EmberCore
@@ -93,7 +94,7 @@ public struct PersistentCacheSettings: LocalCacheSettings {
 ///
 ///     let db = try Firestore.open(settings: FirestoreSettings())
 ///     db.collection("cities").document("SF").setData(["name": "San Francisco"])
-public final class Firestore: @unchecked Sendable {
+public final class Firestore: Sendable {
     let client: EmberClient
     public let settings: FirestoreSettings
     /// With a host: the documents the server's Listen streams sent so far (`RemoteBackend.stats`).
@@ -175,7 +176,7 @@ public final class Firestore: @unchecked Sendable {
     /// Calls `completion` once every write made so far is acknowledged (or failed). With a host,
     /// as in Firebase, it keeps waiting while the server is unreachable (the writes stay queued
     /// and are sent once it answers; the reason is on stderr, see `isSSLEnabled`).
-    public func waitForPendingWrites(completion: @escaping (Error?) -> Void) {
+    public func waitForPendingWrites(completion: @escaping @Sendable (Error?) -> Void) {
         do { try client.waitForPendingWrites { completion($0) } } catch { post { completion(error) } }
     }
 
@@ -254,7 +255,7 @@ public final class Firestore: @unchecked Sendable {
 /// `PersistentCacheIndexManager`). Auto-creation is off until enabled, each time the app starts.
 ///
 ///     db.persistentCacheIndexManager?.enableIndexAutoCreation()
-public final class PersistentCacheIndexManager: @unchecked Sendable {
+public final class PersistentCacheIndexManager: Sendable {
     let client: EmberClient
     init(client: EmberClient) { self.client = client }
 

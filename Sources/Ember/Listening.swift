@@ -3,7 +3,7 @@ import EmberCore
 
 /// Responsible for: detaching a listener. `remove()` is idempotent; once it returns, the
 /// listener's callback is not running and never runs again (also when called from inside it).
-public final class ListenerRegistration: @unchecked Sendable {
+public final class ListenerRegistration: Sendable {
     let token: ListenerToken?
 
     init(token: ListenerToken?) { self.token = token }

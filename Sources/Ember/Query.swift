@@ -112,7 +112,7 @@ public class Query: @unchecked Sendable {
 
     // MARK: running
 
-    public func getDocuments(source: FirestoreSource = .default, completion: @escaping (QuerySnapshot?, Error?) -> Void) {
+    public func getDocuments(source: FirestoreSource = .default, completion: @escaping @Sendable (QuerySnapshot?, Error?) -> Void) {
         let fs = firestore
         do {
             try firestore.client.getDocuments(try valid(), source: source.core) { r in
@@ -235,11 +235,11 @@ public final class Filter: @unchecked Sendable {
 }
 
 /// Responsible for: a count over a query, computed by the backend.
-public final class AggregateQuery: @unchecked Sendable {
+public final class AggregateQuery: Sendable {
     public let query: Query
     init(query: Query) { self.query = query }
 
-    public func getAggregation(source: AggregateSource, completion: @escaping (AggregateQuerySnapshot?, Error?) -> Void) {
+    public func getAggregation(source: AggregateSource, completion: @escaping @Sendable (AggregateQuerySnapshot?, Error?) -> Void) {
         let fs = query.firestore
         do {
             try fs.client.count(try query.valid()) { r in
@@ -264,7 +264,7 @@ public final class AggregateQuery: @unchecked Sendable {
 
 public enum AggregateSource: Sendable { case server }
 
-public final class AggregateQuerySnapshot: @unchecked Sendable {
+public final class AggregateQuerySnapshot: Sendable {
     public let count: NSNumber
     public let query: AggregateQuery
     init(count: NSNumber, query: AggregateQuery) { self.count = count; self.query = query }

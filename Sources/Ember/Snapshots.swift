@@ -44,13 +44,13 @@ public class DocumentSnapshot: @unchecked Sendable {
 }
 
 /// Responsible for: a document known to exist, as found in a query result.
-public final class QueryDocumentSnapshot: DocumentSnapshot, @unchecked Sendable {
+public final class QueryDocumentSnapshot: DocumentSnapshot, Sendable {
     public override func data() -> [String: Any] { super.data() ?? [:] }
 }
 
 /// Responsible for: the result of a query: documents in order, the changes since the previous
 /// snapshot, and metadata.
-public final class QuerySnapshot: @unchecked Sendable {
+public final class QuerySnapshot: Sendable {
     let firestore: Firestore
     let view: ViewSnapshot
     public let query: Query
@@ -83,7 +83,7 @@ public enum DocumentChangeType: Sendable { case added, modified, removed }
 
 /// Responsible for: one document's change between two snapshots; `oldIndex`/`newIndex` are
 /// `UInt(NSNotFound)` where there is none, as in the Firebase SDK.
-public struct DocumentChange: @unchecked Sendable {
+public struct DocumentChange: Sendable {
     public let type: DocumentChangeType
     public let document: QueryDocumentSnapshot
     public let oldIndex: UInt

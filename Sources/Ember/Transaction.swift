@@ -1,6 +1,7 @@
 import Foundation
 import EmberModel
 import EmberCore
+import EmberConcurrency
 
 /// Responsible for: the Firebase-shaped transaction handed to `runTransaction`'s block: reads
 /// (before any write) and buffered writes, committed together if nothing read has changed.
@@ -51,10 +52,11 @@ extension Firestore {
     /// Runs `updateBlock` (on a background thread) until its commit succeeds, retrying on
     /// contention up to 5 attempts; the block reports failure through `errorPointer`.
     public func runTransaction(_ updateBlock: @escaping (Transaction, NSErrorPointer) -> Any?,
-                               completion: @escaping (Any?, Error?) -> Void) {
+                               completion: @escaping @Sendable (Any?, Error?) -> Void) {
+        let updateBlock = HandedOver(updateBlock)
         Thread.detachNewThread { [self] in
             do {
-                let value = try runTransactionBlocking(updateBlock)
+                let value = try runTransactionBlocking(updateBlock.value)
                 post { completion(value, nil) }
             } catch {
                 post { completion(nil, error) }
@@ -63,9 +65,10 @@ extension Firestore {
     }
 
     public func runTransaction(_ updateBlock: @escaping (Transaction, NSErrorPointer) -> Any?) async throws -> Any? {
-        try await withCheckedThrowingContinuation { c in
-            runTransaction(updateBlock) { v, e in if let e { c.resume(throwing: e) } else { c.resume(returning: v) } }
+        let result: HandedOver<Any?> = try await withCheckedThrowingContinuation { c in
+            runTransaction(updateBlock) { v, e in if let e { c.resume(throwing: e) } else { c.resume(returning: HandedOver(v)) } }
         }
+        return result.value
     }
 
     func runTransactionBlocking(_ updateBlock: (Transaction, NSErrorPointer) -> Any?) throws -> Any? {

@@ -5,7 +5,7 @@ import EmberModel
 /// nanoseconds; Ember keeps microsecond precision).
 ///
 ///     let t = Timestamp(date: Date()); t.dateValue()
-public final class Timestamp: NSObject, @unchecked Sendable {
+public final class Timestamp: NSObject, Sendable {
     public let seconds: Int64
     public let nanoseconds: Int32
 
@@ -35,7 +35,7 @@ public final class Timestamp: NSObject, @unchecked Sendable {
 }
 
 /// Responsible for: a geographic point value.
-public final class GeoPoint: NSObject, @unchecked Sendable {
+public final class GeoPoint: NSObject, Sendable {
     public let latitude: Double
     public let longitude: Double
     public init(latitude: Double, longitude: Double) {
@@ -53,7 +53,7 @@ public final class GeoPoint: NSObject, @unchecked Sendable {
 /// Responsible for: a path to a field, for names that contain dots or other special characters.
 ///
 ///     FieldPath(["regions", "bay.area"]); FieldPath.documentID()
-public final class FieldPath: NSObject, @unchecked Sendable {
+public final class FieldPath: NSObject, Sendable {
     let model: EmberModel.FieldPath?
     let error: EmberError?
 

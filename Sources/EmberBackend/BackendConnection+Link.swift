@@ -10,21 +10,21 @@ extension BackendConnection: BackendLink {
         listen(targetId: targetId, query: query, knownKeys: knownKeys)
     }
 
-    public func fetchDocuments(_ keys: [DocumentKey], completion: @escaping (Result<FetchedDocuments, EmberError>) -> Void) {
+    public func fetchDocuments(_ keys: [DocumentKey], completion: @escaping @Sendable (Result<FetchedDocuments, EmberError>) -> Void) {
         lookup(keys) { docs, version in completion(.success(FetchedDocuments(documents: docs, readVersion: version))) }
     }
 
-    public func fetchQuery(_ query: Query, knownKeys: [DocumentKey], completion: @escaping (Result<FetchedQuery, EmberError>) -> Void) {
+    public func fetchQuery(_ query: Query, knownKeys: [DocumentKey], completion: @escaping @Sendable (Result<FetchedQuery, EmberError>) -> Void) {
         runQuery(query, knownKeys: knownKeys) { docs, resolved, version in
             completion(.success(FetchedQuery(documents: docs, resolved: resolved, readVersion: version)))
         }
     }
 
-    public func fetchCount(_ query: Query, completion: @escaping (Result<Int, EmberError>) -> Void) {
+    public func fetchCount(_ query: Query, completion: @escaping @Sendable (Result<Int, EmberError>) -> Void) {
         count(query) { completion(.success($0)) }
     }
 
-    public func fetchCollectionIds(under parent: ResourcePath, completion: @escaping (Result<[String], EmberError>) -> Void) {
+    public func fetchCollectionIds(under parent: ResourcePath, completion: @escaping @Sendable (Result<[String], EmberError>) -> Void) {
         collectionIds(under: parent) { completion(.success($0)) }
     }
 }

@@ -15,7 +15,7 @@ public struct CommitOutcome: Sendable {
 /// asked about a write whose precondition failed (with the write as it would be without it):
 /// its refusal is then reported instead of the failure, which would tell whether the document
 /// exists.
-public typealias CommitAuthorizer = (_ key: DocumentKey, _ before: Document?, _ after: Document, _ time: Int64,
+public typealias CommitAuthorizer = @Sendable (_ key: DocumentKey, _ before: Document?, _ after: Document, _ time: Int64,
                                      _ read: (DocumentKey) -> Document?) -> EmberError?
 
 extension BackendConnection {
@@ -25,7 +25,7 @@ extension BackendConnection {
     /// commit fails with ABORTED, as Firestore's optimistic transactions do.
     /// `authorize`, when given, is asked about every document the commit writes.
     public func commit(_ mutations: [Mutation], reads: [DocumentKey: Int64] = [:], authorize: CommitAuthorizer? = nil,
-                       completion: @escaping (Result<CommitOutcome, EmberError>) -> Void) {
+                       completion: @escaping @Sendable (Result<CommitOutcome, EmberError>) -> Void) {
         backend.queue.async { [self, backend = self.backend] in
             for (key, readTime) in reads {
                 let now = backend.store.get(key).flatMap { $0.exists ? $0.updateTime : nil } ?? 0
@@ -46,7 +46,7 @@ extension BackendConnection {
     /// The ids of the collections under `parent` (a document path or the root) that hold a
     /// document, sorted by UTF-8 bytes; asked of a collection path, the ids of its documents that
     /// have a document below them (ListDocuments' show_missing).
-    public func collectionIds(under parent: ResourcePath, completion: @escaping ([String]) -> Void) {
+    public func collectionIds(under parent: ResourcePath, completion: @escaping @Sendable ([String]) -> Void) {
         backend.queue.async { [self, backend = self.backend] in
             let ids = backend.store.collectionIds(under: parent)
             deliveryQueue.async { completion(ids) }

@@ -46,7 +46,7 @@ public final class BackendConnection: @unchecked Sendable {
         }
     }
 
-    private func reply<T>(_ value: T, _ completion: @escaping (T) -> Void) {
+    private func reply<T: Sendable>(_ value: T, _ completion: @escaping @Sendable (T) -> Void) {
         deliveryQueue.async { completion(value) }
     }
 
@@ -85,7 +85,7 @@ public final class BackendConnection: @unchecked Sendable {
     /// on that queue: the client's cache is the backend's table, so otherwise a read made between
     /// the commit and its event (an inline write's local view) could show some of the
     /// transaction's documents new and others old.
-    public func commitTransaction(_ mutations: [Mutation], completion: @escaping (Result<Int64, EmberError>) -> Void) {
+    public func commitTransaction(_ mutations: [Mutation], completion: @escaping @Sendable (Result<Int64, EmberError>) -> Void) {
         guard commitsInline else {
             backend.queue.async { [self, backend = self.backend] in
                 reply(backend.applyCommit(mutations, from: self, batchId: nil), completion)
@@ -122,12 +122,12 @@ public final class BackendConnection: @unchecked Sendable {
     }
 
     /// Current states of `keys` (tombstones for missing ones) and the read version.
-    public func lookup(_ keys: [DocumentKey], completion: @escaping (([Document], Int64)) -> Void) {
+    public func lookup(_ keys: [DocumentKey], completion: @escaping @Sendable (([Document], Int64)) -> Void) {
         backend.queue.async { [self, backend = self.backend] in reply((keys.map { backend.lookup($0) }, backend.lastVersion), completion) }
     }
 
     /// Runs a query once: its result, plus the current state of known keys not in it.
-    public func runQuery(_ query: Query, knownKeys: [DocumentKey], completion: @escaping (([Document], [Document], Int64)) -> Void) {
+    public func runQuery(_ query: Query, knownKeys: [DocumentKey], completion: @escaping @Sendable (([Document], [Document], Int64)) -> Void) {
         backend.queue.async { [self, backend = self.backend] in
             let docs = backend.run(query)
             reply((docs, backend.resolve(knownKeys, excluding: docs), backend.lastVersion), completion)
@@ -135,7 +135,7 @@ public final class BackendConnection: @unchecked Sendable {
     }
 
     /// Counts the query's result (limit applied).
-    public func count(_ query: Query, completion: @escaping (Int) -> Void) {
+    public func count(_ query: Query, completion: @escaping @Sendable (Int) -> Void) {
         backend.queue.async { [self, backend = self.backend] in
             let n = backend.scan(query).count
             reply(query.limit.map { min($0, n) } ?? n, completion)

@@ -18,7 +18,7 @@ public protocol BackendLink: AnyObject {
     func commit(_ batch: MutationBatch)
     /// Commits a transaction's writes (with their preconditions) outside the write queue; the
     /// commit version or the error that refused it.
-    func commitTransaction(_ mutations: [Mutation], completion: @escaping (Result<Int64, EmberError>) -> Void)
+    func commitTransaction(_ mutations: [Mutation], completion: @escaping @Sendable (Result<Int64, EmberError>) -> Void)
     /// Starts watching `query` as `targetId` (`knownKeys`: the documents the client's view holds,
     /// whose current state the result must settle); `.listenResult` follows, then `.commit` events.
     /// With a `resumeToken` the client last got from this backend (`.resumeToken`), a server sends
@@ -26,13 +26,13 @@ public protocol BackendLink: AnyObject {
     func listen(targetId: Int, query: Query, knownKeys: [DocumentKey], resumeToken: [UInt8]?)
     func unlisten(targetId: Int)
     /// The current states of `keys` (tombstones for missing ones), in order, and the read version.
-    func fetchDocuments(_ keys: [DocumentKey], completion: @escaping (Result<FetchedDocuments, EmberError>) -> Void)
+    func fetchDocuments(_ keys: [DocumentKey], completion: @escaping @Sendable (Result<FetchedDocuments, EmberError>) -> Void)
     /// A query's result once (limit applied), plus the current state of each known key not in it.
-    func fetchQuery(_ query: Query, knownKeys: [DocumentKey], completion: @escaping (Result<FetchedQuery, EmberError>) -> Void)
+    func fetchQuery(_ query: Query, knownKeys: [DocumentKey], completion: @escaping @Sendable (Result<FetchedQuery, EmberError>) -> Void)
     /// The number of documents in the query's result (limit applied).
-    func fetchCount(_ query: Query, completion: @escaping (Result<Int, EmberError>) -> Void)
+    func fetchCount(_ query: Query, completion: @escaping @Sendable (Result<Int, EmberError>) -> Void)
     /// The ids of the collections directly under `parent` (a document path, or the root) holding a document.
-    func fetchCollectionIds(under parent: ResourcePath, completion: @escaping (Result<[String], EmberError>) -> Void)
+    func fetchCollectionIds(under parent: ResourcePath, completion: @escaping @Sendable (Result<[String], EmberError>) -> Void)
     /// Stops every target; nothing reaches the client after it.
     func disconnect()
 }

@@ -1,3 +1,4 @@
+import EmberConcurrency
 import CEmberABI
 import EmberModel
 import EmberCore
@@ -78,7 +79,7 @@ public func ember_db_enable_network(_ db: OpaquePointer?, _ err: UnsafeMutablePo
 }
 
 /// A write completion as a Swift closure calling the C callback (nil when cb is NULL).
-func writeCompletion(_ cb: ember_write_cb?, _ ctx: UnsafeMutableRawPointer?) -> ((EmberError?) -> Void)? {
+func writeCompletion(_ cb: ember_write_cb?, _ ctx: UnsafeMutableRawPointer?) -> (@Sendable (EmberError?) -> Void)? {
     guard let cb else { return nil }
     let c = UncheckedContext(ctx)
     return { e in

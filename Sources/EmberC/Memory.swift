@@ -8,8 +8,9 @@ import Glibc
 // counter, value conversion between the two formats, path checks and auto ids.
 
 let versionNumber: Int32 = 1000
-let versionString: UnsafeMutablePointer<CChar> = cCopy("0.1.0")
-let codeNames: [UnsafeMutablePointer<CChar>] = ErrorCode.allCases.map { cCopy($0.name) }
+// C strings made once and never written or freed: the C caller only reads them.
+nonisolated(unsafe) let versionString: UnsafeMutablePointer<CChar> = cCopy("0.1.0")
+nonisolated(unsafe) let codeNames: [UnsafeMutablePointer<CChar>] = ErrorCode.allCases.map { cCopy($0.name) }
 
 @_cdecl("ember_libversion_number")
 public func ember_libversion_number() -> Int32 { versionNumber }

@@ -1,3 +1,4 @@
+import EmberConcurrency
 import CEmberABI
 import EmberModel
 import EmberCore

@@ -20,7 +20,7 @@ extension EmberClient {
     /// onDisconnect: a set, or an update under `path`), or cancels those at and below a path.
     /// With the in-process backend they are applied when the client closes. `completion` runs
     /// on the event thread once the server holds them.
-    public func treeOnDisconnect(_ op: TreeOnDisconnect, completion: ((EmberError?) -> Void)? = nil) throws {
+    public func treeOnDisconnect(_ op: TreeOnDisconnect, completion: (@Sendable (EmberError?) -> Void)? = nil) throws {
         if case .write(_, let ops, _) = op { try TreeLimits.validate(ops) }
         try onWorkerPublic { treeEngine.onDisconnect(op, completion: completion) }
     }
@@ -32,7 +32,7 @@ extension EmberClient {
     /// value then at `path` (nil when the transaction failed). `applyLocally`: whether each
     /// attempt raises local events before the server answers.
     public func treeTransaction(_ path: TreePath, applyLocally: Bool = true, update: @escaping (TreeValue) -> TreeTransactionOutcome,
-                                completion: @escaping (EmberError?, Bool, TreeValue?) -> Void) throws {
+                                completion: @escaping @Sendable (EmberError?, Bool, TreeValue?) -> Void) throws {
         try onWorkerPublic { treeEngine.transaction(at: path, applyLocally: applyLocally, update: update, completion: completion) }
     }
 
@@ -67,7 +67,7 @@ extension EmberClient {
     }
 
     /// Reads `path` once (through `query`); completion on the event thread.
-    public func treeGet(_ path: TreePath, query: TreeQuery = TreeQuery(), completion: @escaping (Result<TreeSnapshot, EmberError>) -> Void) throws {
+    public func treeGet(_ path: TreePath, query: TreeQuery = TreeQuery(), completion: @escaping @Sendable (Result<TreeSnapshot, EmberError>) -> Void) throws {
         try query.validate()
         try onWorkerPublic { treeEngine.get(path, query: query, completion: completion) }
     }

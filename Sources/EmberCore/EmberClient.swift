@@ -1,3 +1,4 @@
+import EmberConcurrency
 import Dispatch
 import EmberModel
 import EmberStorage
@@ -161,7 +162,7 @@ public final class EmberClient: @unchecked Sendable {
     static let maxQueuedWrites = 1_024
 
     /// Calls `completion` (event thread) once every write made so far is acknowledged or rejected.
-    public func waitForPendingWrites(_ completion: @escaping (EmberError?) -> Void) throws {
+    public func waitForPendingWrites(_ completion: @escaping @Sendable (EmberError?) -> Void) throws {
         try onWorker { engine.waitForPendingWrites(completion) }
     }
 
@@ -206,7 +207,7 @@ public final class EmberClient: @unchecked Sendable {
         return try wait(30) { done in
             try onWorker {
                 let pending = engine.local.pendingCollectionIds(under: parent)
-                func answer(_ ids: [String]) { done(.success(sortedDistinctUTF8(ids + pending))) }
+                @Sendable func answer(_ ids: [String]) { done(.success(sortedDistinctUTF8(ids + pending))) }
                 guard engine.networkEnabled else { return answer(engine.local.remote.collectionIds(under: parent)) }
                 engine.connection.fetchCollectionIds(under: parent) { r in
                     switch r {
@@ -219,16 +220,16 @@ public final class EmberClient: @unchecked Sendable {
     }
 
     public func getDocument(_ key: DocumentKey, source: GetSource = .default,
-                            completion: @escaping (Result<DocumentRead, EmberError>) -> Void) throws {
+                            completion: @escaping @Sendable (Result<DocumentRead, EmberError>) -> Void) throws {
         try onWorker { engine.getDocument(key, source: source, completion: completion) }
     }
 
     public func getDocuments(_ query: Query, source: GetSource = .default,
-                             completion: @escaping (Result<ViewSnapshot, EmberError>) -> Void) throws {
+                             completion: @escaping @Sendable (Result<ViewSnapshot, EmberError>) -> Void) throws {
         try onWorker { engine.getDocuments(query, source: source, completion: completion) }
     }
 
-    public func count(_ query: Query, completion: @escaping (Result<Int, EmberError>) -> Void) throws {
+    public func count(_ query: Query, completion: @escaping @Sendable (Result<Int, EmberError>) -> Void) throws {
         try onWorker { engine.count(query, completion: completion) }
     }
 
@@ -245,12 +246,12 @@ public final class EmberClient: @unchecked Sendable {
         try wait(timeout) { done in try count(query, completion: done) }
     }
 
-    func wait<T>(_ timeout: Double, _ start: (@escaping (Result<T, EmberError>) -> Void) throws -> Void) throws -> T {
+    func wait<T: Sendable>(_ timeout: Double, _ start: (@escaping @Sendable (Result<T, EmberError>) -> Void) throws -> Void) throws -> T {
         let sem = Semaphore()
-        let box = ResultBox<T>()
-        try start { r in box.set(r); sem.signal() }
+        let box = LockedValueBox<Result<T, EmberError>?>(nil)
+        try start { r in box.withLockedValue { $0 = r }; sem.signal() }
         guard sem.wait(seconds: timeout) else { throw EmberError(.deadlineExceeded, "No answer within \(timeout) s.") }
-        return try box.get().get()
+        return try box.current!.get()
     }
 
     // MARK: network
@@ -306,12 +307,4 @@ public final class EmberClient: @unchecked Sendable {
     }
 
     deinit { close() }
-}
-
-/// Responsible for: carrying one result from a completion to a waiting thread.
-final class ResultBox<T>: @unchecked Sendable {
-    private let lock = Lock()
-    private var value: Result<T, EmberError>?
-    func set(_ r: Result<T, EmberError>) { lock.withLock { value = r } }
-    func get() -> Result<T, EmberError> { lock.withLock { value! } }
 }

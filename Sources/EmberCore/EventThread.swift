@@ -1,5 +1,6 @@
 import Synchronization
 import CEmberThreads
+import EmberConcurrency
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -33,15 +34,15 @@ import Glibc
 ///
 ///     let events = EventThread(name: "ember.events")
 ///     events.post { print("runs on the event thread") }
-public final class EventThread: @unchecked Sendable {
+public final class EventThread: @unchecked Sendable { // items and flags are only reached under `lock`
     private let lock = Lock()
-    private let cond: UnsafeMutablePointer<pthread_cond_t>
+    private let cond = Condition()
     private var items: [() -> Void] = []
     private var sleeping = false
     private var stopping = false
     /// The thread has run its last callback and left its loop (under `lock`; `exitCond` tells).
     private var exited = false
-    private let exitCond: UnsafeMutablePointer<pthread_cond_t>
+    private let exitCond = Condition()
     private let posted = Atomic<Int>(0)
     /// The CPU the thread last spun on (where it parks and, by default, wakes), -1 before that.
     private let spinCPU = Atomic<Int32>(-1)
@@ -66,10 +67,6 @@ public final class EventThread: @unchecked Sendable {
     static func spin(forLevel level: Int64) -> Int64 { min(maxSpinNanos, max(baseSpinNanos, 2 &* level)) }
 
     public init(name: String) {
-        cond = .allocate(capacity: 1)
-        pthread_cond_init(cond, nil)
-        exitCond = .allocate(capacity: 1)
-        pthread_cond_init(exitCond, nil)
         let box = Unmanaged.passRetained(self)
         var t = pthread_t()
         pthread_create(&t, nil, { arg in
@@ -78,13 +75,6 @@ public final class EventThread: @unchecked Sendable {
             return nil
         }, box.toOpaque())
         thread = t
-    }
-
-    deinit {
-        pthread_cond_destroy(cond)
-        cond.deallocate()
-        pthread_cond_destroy(exitCond)
-        exitCond.deallocate()
     }
 
     /// Queues `work` to run on the event thread after everything posted before it. Returns false
@@ -100,7 +90,7 @@ public final class EventThread: @unchecked Sendable {
         posted.add(1, ordering: .releasing)
         let wake = sleeping
         lock.unlock()
-        if wake { pthread_cond_signal(cond) }
+        if wake { cond.signal() }
         return true
     }
 
@@ -135,7 +125,7 @@ public final class EventThread: @unchecked Sendable {
         }
         stopping = true
         lock.unlock()
-        pthread_cond_signal(cond)
+        cond.signal()
         if !isCurrent, let t = thread { pthread_join(t, nil) } else if let t = thread { pthread_detach(t) }
     }
 
@@ -144,7 +134,7 @@ public final class EventThread: @unchecked Sendable {
     private func waitUntilExited() {
         if isCurrent { return }
         lock.lock()
-        while !exited { pthread_cond_wait(exitCond, lock.raw) }
+        while !exited { exitCond.wait(lock) }
         lock.unlock()
     }
 
@@ -175,7 +165,7 @@ public final class EventThread: @unchecked Sendable {
             if items.isEmpty {
                 if stopping {
                     exited = true
-                    pthread_cond_broadcast(exitCond)
+                    exitCond.broadcast()
                     lock.unlock()
                     return
                 }
@@ -191,7 +181,7 @@ public final class EventThread: @unchecked Sendable {
                 lock.lock()
                 while items.isEmpty && !stopping {
                     sleeping = true
-                    pthread_cond_wait(cond, lock.raw)
+                    cond.wait(lock)
                     sleeping = false
                 }
                 level = EventThread.nextLevel(level, afterGap: EventThread.monotonicNanos() &- idleSince)
@@ -202,53 +192,5 @@ public final class EventThread: @unchecked Sendable {
             lock.unlock()
             for work in batch { work() }
         }
-    }
-}
-
-/// Responsible for: a counting semaphore over pthread primitives (TSan-friendly).
-public final class Semaphore: @unchecked Sendable {
-    private let lock = Lock()
-    private let cond: UnsafeMutablePointer<pthread_cond_t>
-    private var value = 0
-
-    public init() {
-        cond = .allocate(capacity: 1)
-        pthread_cond_init(cond, nil)
-    }
-
-    deinit {
-        pthread_cond_destroy(cond)
-        cond.deallocate()
-    }
-
-    public func signal() {
-        lock.lock()
-        value += 1
-        lock.unlock()
-        pthread_cond_signal(cond)
-    }
-
-    public func wait() {
-        lock.lock()
-        while value == 0 { pthread_cond_wait(cond, lock.raw) }
-        value -= 1
-        lock.unlock()
-    }
-
-    /// Waits at most `seconds`; returns false on timeout.
-    public func wait(seconds: Double) -> Bool {
-        var ts = timespec()
-        clock_gettime(CLOCK_REALTIME, &ts)
-        let ns = Int(ts.tv_nsec) + Int(seconds.truncatingRemainder(dividingBy: 1) * 1e9)
-        ts.tv_sec += Int(seconds) + ns / 1_000_000_000
-        ts.tv_nsec = ns % 1_000_000_000
-        lock.lock()
-        defer { lock.unlock() }
-        while value == 0 {
-            if pthread_cond_timedwait(cond, lock.raw, &ts) == ETIMEDOUT { break }
-        }
-        if value == 0 { return false }
-        value -= 1
-        return true
     }
 }

@@ -1,3 +1,4 @@
+import EmberConcurrency
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -117,39 +118,15 @@ public final class ListenerToken: @unchecked Sendable {
 }
 
 /// Responsible for: making the event thread wait (bounded) until a listener's add call returned.
-final class StartGate: @unchecked Sendable {
-    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
-    private let cond = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
-    private var isOpen = true
+final class StartGate: Sendable {
+    private let isOpen = ConditionBox(true)
 
-    init() {
-        pthread_mutex_init(mutex, nil)
-        pthread_cond_init(cond, nil)
-    }
+    func close() { isOpen.update { $0 = false } }
 
-    deinit {
-        pthread_cond_destroy(cond)
-        pthread_mutex_destroy(mutex)
-        mutex.deallocate()
-        cond.deallocate()
-    }
-
-    func close() { pthread_mutex_lock(mutex); isOpen = false; pthread_mutex_unlock(mutex) }
-
-    func open() {
-        pthread_mutex_lock(mutex)
-        isOpen = true
-        pthread_cond_broadcast(cond)
-        pthread_mutex_unlock(mutex)
-    }
+    func open() { isOpen.update { $0 = true } }
 
     /// Returns when open, or after `seconds` (a guard: the add call never waits for the event thread).
     func wait(seconds: Int) {
-        var deadline = timespec()
-        clock_gettime(CLOCK_REALTIME, &deadline)
-        deadline.tv_sec += seconds
-        pthread_mutex_lock(mutex)
-        while !isOpen && pthread_cond_timedwait(cond, mutex, &deadline) == 0 {}
-        pthread_mutex_unlock(mutex)
+        _ = isOpen.wait(until: { $0 }, deadline: Deadline(secondsFromNow: Double(seconds))) { _ in }
     }
 }

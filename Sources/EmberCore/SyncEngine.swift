@@ -13,7 +13,7 @@ import Glibc
 /// view snapshots into listener events posted, in order, to the event thread.
 ///
 ///     engine.write(mutations) { error in }      // on the worker
-final class SyncEngine: BackendClient {
+final class SyncEngine: BackendClient, @unchecked Sendable { // confined to the worker queue: every callback comes back on it
     let worker: DispatchQueue
     let events: EventThread
     let local: LocalStore
@@ -460,7 +460,7 @@ final class SyncEngine: BackendClient {
     // MARK: one-shot reads
 
     /// The local view of a document, from the cache or after asking the backend.
-    func getDocument(_ key: DocumentKey, source: GetSource, completion: @escaping (Result<DocumentRead, EmberError>) -> Void) {
+    func getDocument(_ key: DocumentKey, source: GetSource, completion: @escaping @Sendable (Result<DocumentRead, EmberError>) -> Void) {
         let online = networkEnabled && source != .cache
         if !online {
             if source == .server {
@@ -488,7 +488,7 @@ final class SyncEngine: BackendClient {
     }
 
     /// A query's result once, from the cache or after asking the backend.
-    func getDocuments(_ query: Query, source: GetSource, completion: @escaping (Result<ViewSnapshot, EmberError>) -> Void) {
+    func getDocuments(_ query: Query, source: GetSource, completion: @escaping @Sendable (Result<ViewSnapshot, EmberError>) -> Void) {
         do { try query.validateForExecution() } catch { return completion(.failure(error as! EmberError)) }
         let online = networkEnabled && source != .cache
         if !online && source == .server {
@@ -513,7 +513,7 @@ final class SyncEngine: BackendClient {
         }
     }
 
-    func count(_ query: Query, completion: @escaping (Result<Int, EmberError>) -> Void) {
+    func count(_ query: Query, completion: @escaping @Sendable (Result<Int, EmberError>) -> Void) {
         do { try query.validateForExecution() } catch { return completion(.failure(error as! EmberError)) }
         guard networkEnabled else {
             return completion(.failure(EmberError(.unavailable, "Failed to count: aggregate queries need the backend and the client is offline.")))

@@ -1,4 +1,5 @@
 @_spi(EmberTesting) import Ember
+import EmberConcurrency
 import Foundation
 
 /// Responsible for: the Swift client of the server-kill test (Tests/remote/test_kill.py): writes
@@ -49,7 +50,7 @@ enum KillWriter {
     static func say(_ line: String) {
         outLock.lock()
         print(line)
-        fflush(stdout)
+        fflush(nil)
         outLock.unlock()
     }
 

@@ -33,7 +33,7 @@ enum TreeCounter {
             }
         }
         print("done")
-        fflush(stdout)
+        fflush(nil)
         db.terminate(completion: nil)
         exit(0)
     }

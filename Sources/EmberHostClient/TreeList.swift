@@ -1,3 +1,4 @@
+import EmberConcurrency
 import Ember
 import Foundation
 
@@ -21,7 +22,7 @@ enum TreeList {
         _ = list.observe(.childAdded, andPreviousSiblingKeyWith: { snap, prev in
             lock.lock()
             print("added \(snap.key) \(prev ?? "-")")
-            fflush(stdout)
+            fflush(nil)
             seen += 1
             lock.unlock()
         })
@@ -30,7 +31,7 @@ enum TreeList {
             child.setValue(["from": "swift", "i": i])
             lock.lock()
             print("pushed \(child.key ?? "")")
-            fflush(stdout)
+            fflush(nil)
             lock.unlock()
         }
         let end = Date().addingTimeInterval(60)
@@ -41,7 +42,7 @@ enum TreeList {
             usleep(5_000)
         }
         print("done")
-        fflush(stdout)
+        fflush(nil)
         db.terminate(completion: nil)
         exit(0)
     }

@@ -1,3 +1,4 @@
+import EmberConcurrency
 import Ember
 import Foundation
 

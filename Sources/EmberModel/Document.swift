@@ -12,7 +12,7 @@ import Glibc
 /// decodes them on first use of `data`: a result handed to the C ABI as bytes, or filtered on one
 /// field (`field(_:)` reads that field from the bytes), is never decoded. Any thread may decode
 /// first; the loser of the exchange drops its copy.
-public final class Document: @unchecked Sendable, CustomStringConvertible {
+public final class Document: @unchecked Sendable, CustomStringConvertible { // immutable; `decoded` is set once, atomically
     public let key: DocumentKey
     public let exists: Bool
     /// The backend commit version this state reflects (µs); 0 when never seen by the backend.

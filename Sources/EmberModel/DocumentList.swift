@@ -8,7 +8,7 @@
 /// few such lists, and listeners are counted in the thousands).
 ///
 ///     var list = DocumentList(docs); let snapshot = list; list.insert(d, at: 3)   // snapshot unchanged
-public struct DocumentList: RandomAccessCollection, @unchecked Sendable {
+public struct DocumentList: RandomAccessCollection, @unchecked Sendable { // shared chunks are never written (copy on write)
     /// A chunk (and the chunk index) is changed only while this list holds the only reference to
     /// it, so what two lists share is never written: that is what makes sharing across threads safe.
     /// For the same reason no access to them can overlap a write, so their properties skip Swift's

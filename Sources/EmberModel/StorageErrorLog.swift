@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import EmberConcurrency
 
 /// Responsible for: where storage errors are told (a failed SQLite statement, stored fields that
 /// do not decode). By default one line `ember: storage error: <message>` on stderr, as the
@@ -13,26 +14,16 @@ import Glibc
 public enum StorageErrorLog {
     public typealias Handler = @Sendable (String) -> Void
 
-    private static var handler: Handler?
-    private static let mutex: UnsafeMutablePointer<pthread_mutex_t> = {
-        let m = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
-        pthread_mutex_init(m, nil)
-        return m
-    }()
+    private static let handler = LockedValueBox<Handler?>(nil)
 
     /// Installs `handler` (nil: back to the stderr line).
     public static func setHandler(_ handler: Handler?) {
-        pthread_mutex_lock(mutex)
-        self.handler = handler
-        pthread_mutex_unlock(mutex)
+        self.handler.withLockedValue { $0 = handler }
     }
 
     /// Tells one storage error (`message` has no prefix and no newline).
     public static func report(_ message: String) {
-        pthread_mutex_lock(mutex)
-        let h = handler
-        pthread_mutex_unlock(mutex)
-        if let h { return h(message) }
+        if let h = handler.current { return h(message) }
         var line = "ember: storage error: \(message)\n"
         line.withUTF8 { _ = write(2, $0.baseAddress, $0.count) }
     }

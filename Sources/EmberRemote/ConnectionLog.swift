@@ -1,3 +1,4 @@
+import EmberConcurrency
 import Dispatch
 import Foundation
 import GRPCCore
@@ -144,32 +145,27 @@ public final class ConnectionLog: @unchecked Sendable {
 
     // MARK: where lines go
 
-    private static let handlerLock = NSLock()
-    private static var handler: Handler?
+    /// The installed handler, and whether a line is being written.
+    private struct Sink { var handler: Handler?; var writing = false }
+    private static let sink = LockedValueBox(Sink())
     private static let output = DispatchQueue(label: "ember.connection-log")
-    private static var writing = false
 
     /// Installs `handler` for every client's lines (nil: back to stderr). It runs on a queue of
     /// Ember's, one line at a time, and must not call back into a client.
     public static func setHandler(_ handler: Handler?) {
-        handlerLock.lock()
-        self.handler = handler
-        handlerLock.unlock()
+        sink.withLockedValue { $0.handler = handler }
     }
 
     private static func emit(_ message: String) {
-        handlerLock.lock()
-        if writing { handlerLock.unlock(); return }   // the line before is still being written
-        writing = true
-        handlerLock.unlock()
+        let busy = sink.withLockedValue { s -> Bool in
+            if s.writing { return true }   // the line before is still being written
+            s.writing = true
+            return false
+        }
+        if busy { return }
         output.async {
-            handlerLock.lock()
-            let h = handler
-            handlerLock.unlock()
-            if let h { h(message) } else { writeToStderr("ember: \(message)\n") }
-            handlerLock.lock()
-            writing = false
-            handlerLock.unlock()
+            if let h = sink.current.handler { h(message) } else { writeToStderr("ember: \(message)\n") }
+            sink.withLockedValue { $0.writing = false }
         }
     }
 

@@ -1,3 +1,4 @@
+import EmberConcurrency
 import Dispatch
 import Foundation
 import EmberBackend

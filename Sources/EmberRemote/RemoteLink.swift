@@ -42,7 +42,7 @@ final class RemoteLink: BackendLink, @unchecked Sendable {
     }
 
     /// Runs `call` and hands its outcome to `completion` on the delivery queue.
-    private func reply<T>(_ completion: @escaping (Result<T, EmberError>) -> Void, _ call: @escaping @Sendable () async throws -> T) {
+    private func reply<T: Sendable>(_ completion: @escaping @Sendable (Result<T, EmberError>) -> Void, _ call: @escaping @Sendable () async throws -> T) {
         let deliveryQueue = self.deliveryQueue
         Task {
             let r: Result<T, EmberError>
@@ -57,7 +57,7 @@ final class RemoteLink: BackendLink, @unchecked Sendable {
         queue.async { [self] in writes.enqueue(batch) }
     }
 
-    func commitTransaction(_ mutations: [Mutation], completion: @escaping (Result<Int64, EmberError>) -> Void) {
+    func commitTransaction(_ mutations: [Mutation], completion: @escaping @Sendable (Result<Int64, EmberError>) -> Void) {
         let calls = self.calls
         reply(completion) { try await calls.commit(mutations) }
     }
@@ -72,12 +72,12 @@ final class RemoteLink: BackendLink, @unchecked Sendable {
         queue.async { [self] in watch.remove(Int32(truncatingIfNeeded: targetId)) }
     }
 
-    func fetchDocuments(_ keys: [DocumentKey], completion: @escaping (Result<FetchedDocuments, EmberError>) -> Void) {
+    func fetchDocuments(_ keys: [DocumentKey], completion: @escaping @Sendable (Result<FetchedDocuments, EmberError>) -> Void) {
         let calls = self.calls
         reply(completion) { try await calls.batchGet(keys) }
     }
 
-    func fetchQuery(_ query: Query, knownKeys: [DocumentKey], completion: @escaping (Result<FetchedQuery, EmberError>) -> Void) {
+    func fetchQuery(_ query: Query, knownKeys: [DocumentKey], completion: @escaping @Sendable (Result<FetchedQuery, EmberError>) -> Void) {
         let calls = self.calls
         reply(completion) {
             let (docs, version) = try await calls.runQuery(query)
@@ -88,12 +88,12 @@ final class RemoteLink: BackendLink, @unchecked Sendable {
         }
     }
 
-    func fetchCount(_ query: Query, completion: @escaping (Result<Int, EmberError>) -> Void) {
+    func fetchCount(_ query: Query, completion: @escaping @Sendable (Result<Int, EmberError>) -> Void) {
         let calls = self.calls
         reply(completion) { try await calls.count(query) }
     }
 
-    func fetchCollectionIds(under parent: ResourcePath, completion: @escaping (Result<[String], EmberError>) -> Void) {
+    func fetchCollectionIds(under parent: ResourcePath, completion: @escaping @Sendable (Result<[String], EmberError>) -> Void) {
         let calls = self.calls
         reply(completion) { try await calls.collectionIds(under: parent) }
     }

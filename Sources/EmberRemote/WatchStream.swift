@@ -41,7 +41,7 @@ final class WatchStream: @unchecked Sendable {
     private var closed = false
 
     /// Snapshots in order; one waiting for its lookup holds back those behind it.
-    private final class Outgoing {
+    private final class Outgoing: @unchecked Sendable { // confined to the stream's queue
         let snapshot: WatchSnapshot
         var fetched: [DocumentKey: Document]?
         /// Events that came after this snapshot, delivered right after it.

@@ -13,7 +13,7 @@ typealias FS = Google_Firestore_V1_Firestore
 /// wire format with Firestore's status codes and wording. The Listen and Write streams are
 /// sessions of their own (ListenSession, WriteSession). Every read, query and write is decided
 /// by `access` (the rules, for the call's `Caller`) before anything is answered or applied.
-final class FirestoreService: FS.SimpleServiceProtocol, @unchecked Sendable {
+final class FirestoreService: FS.SimpleServiceProtocol, Sendable {
     let door: BackendDoor
     let transactions = Transactions()
     let streams: StreamRegistry

@@ -69,7 +69,7 @@ enum RuleValue {
 
 /// Responsible for: a `/pattern/flags` literal, compiled once when the rules load. Matching
 /// searches the string (JavaScript's `test`): anchor with `^` and `$` to match it whole.
-final class RuleRegex: @unchecked Sendable {
+final class RuleRegex: Sendable {
     private let regex: NSRegularExpression
 
     init?(pattern: String, caseInsensitive: Bool) {

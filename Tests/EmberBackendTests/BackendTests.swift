@@ -1,4 +1,5 @@
 import XCTest
+import EmberConcurrency
 import Dispatch
 import EmberModel
 import EmberStorage
@@ -23,7 +24,7 @@ private func eq(_ f: String, _ v: Value) -> Filter { .field(FieldFilter(field: f
 /// test wait (bounded) for them.
 private final class TestClient: BackendClient, @unchecked Sendable {
     let queue: DispatchQueue
-    private let lock = NSLockish()
+    private let lock = Lock()
     private var received: [BackendEvent] = []
     private var onQueue: [Bool] = []
     private let sem = DispatchSemaphore(value: 0)
@@ -56,30 +57,18 @@ private final class TestClient: BackendClient, @unchecked Sendable {
     }
 }
 
-/// A pthread mutex in a class (EmberBackendTests does not import Foundation).
-private final class NSLockish: @unchecked Sendable {
-    private var m = pthread_mutex_t()
-    init() { pthread_mutex_init(&m, nil) }
-    deinit { pthread_mutex_destroy(&m) }
-    func withLock<T>(_ body: () throws -> T) rethrows -> T {
-        pthread_mutex_lock(&m); defer { pthread_mutex_unlock(&m) }
-        return try body()
-    }
-}
-
 /// Waits (bounded) for a reply delivered to a completion.
 private func failure(_ r: Result<Int64, EmberError>?) -> ErrorCode? {
     if case .failure(let e)? = r { return e.code }
     return nil
 }
 
-private func reply<T>(_ start: (@escaping (T) -> Void) -> Void, file: StaticString = #filePath, line: UInt = #line) -> T? {
+private func reply<T: Sendable>(_ start: (@escaping @Sendable (T) -> Void) -> Void, file: StaticString = #filePath, line: UInt = #line) -> T? {
     let sem = DispatchSemaphore(value: 0)
-    let lock = NSLockish()
-    var value: T?
-    start { v in lock.withLock { value = v }; sem.signal() }
+    let value = LockedValueBox<T?>(nil)
+    start { v in value.withLockedValue { $0 = v }; sem.signal() }
     if sem.wait(timeout: .now() + 5) == .timedOut { XCTFail("no reply within 5 s", file: file, line: line); return nil }
-    return lock.withLock { value }
+    return value.current
 }
 
 private struct Commit {
@@ -408,16 +397,15 @@ final class BackendTests: XCTestCase {
     }
 
     func testRepliesArriveOnTheClientQueueInOrder() {
-        let order = NSLockish()
-        var seen: [Int] = []
+        let seen = LockedValueBox<[Int]>([])
         let done = DispatchSemaphore(value: 0)
         send(connA, [setM("c/a", [:])])
-        connA.lookup([key("c/a")]) { _ in order.withLock { seen.append(1) } }
-        connA.count(collection("c")) { _ in order.withLock { seen.append(2) } }
-        connA.runQuery(collection("c"), knownKeys: []) { _ in order.withLock { seen.append(3) }; done.signal() }
+        connA.lookup([key("c/a")]) { _ in seen.withLockedValue { $0.append(1) } }
+        connA.count(collection("c")) { _ in seen.withLockedValue { $0.append(2) } }
+        connA.runQuery(collection("c"), knownKeys: []) { _ in seen.withLockedValue { $0.append(3) }; done.signal() }
         XCTAssertEqual(done.wait(timeout: .now() + 5), .success)
         a.queue.sync {}
-        XCTAssertEqual(order.withLock { seen }, [1, 2, 3])
+        XCTAssertEqual(seen.current, [1, 2, 3])
         XCTAssertEqual(a.events.count, 1, "the ack came first, on the same queue")
     }
 

@@ -1,6 +1,7 @@
 // Tests of EmberClient under concurrent use: many writers and many listeners, listeners coming
 // and going while writes flow, reads racing writes. Each listener's events must replay exactly and
 // end on the final state.
+import EmberConcurrency
 import XCTest
 import Foundation
 import EmberModel

@@ -1,3 +1,4 @@
+import EmberConcurrency
 import XCTest
 import Synchronization
 import EmberModel

@@ -1,3 +1,4 @@
+import EmberConcurrency
 import XCTest
 import EmberModel
 @testable import EmberCore

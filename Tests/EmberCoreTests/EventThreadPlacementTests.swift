@@ -1,5 +1,6 @@
 // Tests of the event thread's CPU placement: ember_move_off_cpu (CEmberThreads) and the move a
 // `posterStaysBusy` post makes when the event thread last spun on the poster's CPU.
+import EmberConcurrency
 import XCTest
 import Foundation
 import CEmberThreads
@@ -15,7 +16,7 @@ final class EventThreadPlacementTests: XCTestCase {
         done.wait()
     }
 
-    private func cpuCount(_ mask: UInt64) -> Int { mask.nonzeroBitCount }
+    private static func cpuCount(_ mask: UInt64) -> Int { mask.nonzeroBitCount }
 
     func testMoveOffACPUMovesTheThreadAndKeepsItsAffinity() {
         let result = Box<[String]>([])
@@ -24,7 +25,7 @@ final class EventThreadPlacementTests: XCTestCase {
             let cpu = ember_current_cpu()
             var notes: [String] = []
             if original == 0 || cpu < 0 || cpu >= 64 { notes.append("no affinity here"); result.value = notes; return }
-            if self.cpuCount(original) < 2 {
+            if Self.cpuCount(original) < 2 {
                 // One CPU allowed: nothing to move to.
                 if ember_move_off_cpu(0, cpu) != 0 { notes.append("moved with one CPU allowed") }
             } else {
@@ -48,8 +49,8 @@ final class EventThreadPlacementTests: XCTestCase {
 
     func testABusyPostersPostFromTheCPUWhereTheThreadSpunMovesIt() throws {
         let original = ember_affinity(0)
-        guard cpuCount(original) >= 2 else {
-            throw XCTSkip("needs two CPUs (this machine allows \(cpuCount(original)))")
+        guard Self.cpuCount(original) >= 2 else {
+            throw XCTSkip("needs two CPUs (this machine allows \(Self.cpuCount(original)))")
         }
         let events = EventThread(name: "t")
         defer { events.stop() }

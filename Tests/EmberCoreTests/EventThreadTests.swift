@@ -1,4 +1,5 @@
 // Tests of EventThread (one thread, posted order, drain, stop) and Semaphore.
+import EmberConcurrency
 import XCTest
 import Synchronization
 @testable import EmberCore

@@ -24,7 +24,7 @@ final class LinkEventsTests: XCTestCase {
         }
     }
 
-    final class ScriptedLink: BackendLink {
+    final class ScriptedLink: BackendLink, @unchecked Sendable { // confined to `queue`
         let inner: any BackendLink
         weak var client: BackendClient?
         let queue: DispatchQueue
@@ -74,7 +74,7 @@ final class LinkEventsTests: XCTestCase {
         func commit(_ batch: MutationBatch) {
             if lost { held.append(batch) } else { inner.commit(batch) }
         }
-        func commitTransaction(_ mutations: [Mutation], completion: @escaping (Result<Int64, EmberError>) -> Void) {
+        func commitTransaction(_ mutations: [Mutation], completion: @escaping @Sendable (Result<Int64, EmberError>) -> Void) {
             inner.commitTransaction(mutations, completion: completion)
         }
         func listen(targetId: Int, query: Query, knownKeys: [DocumentKey], resumeToken: [UInt8]?) {
@@ -85,16 +85,16 @@ final class LinkEventsTests: XCTestCase {
             listened[targetId] = nil
             inner.unlisten(targetId: targetId)
         }
-        func fetchDocuments(_ keys: [DocumentKey], completion: @escaping (Result<FetchedDocuments, EmberError>) -> Void) {
+        func fetchDocuments(_ keys: [DocumentKey], completion: @escaping @Sendable (Result<FetchedDocuments, EmberError>) -> Void) {
             inner.fetchDocuments(keys, completion: completion)
         }
-        func fetchQuery(_ query: Query, knownKeys: [DocumentKey], completion: @escaping (Result<FetchedQuery, EmberError>) -> Void) {
+        func fetchQuery(_ query: Query, knownKeys: [DocumentKey], completion: @escaping @Sendable (Result<FetchedQuery, EmberError>) -> Void) {
             inner.fetchQuery(query, knownKeys: knownKeys, completion: completion)
         }
-        func fetchCount(_ query: Query, completion: @escaping (Result<Int, EmberError>) -> Void) {
+        func fetchCount(_ query: Query, completion: @escaping @Sendable (Result<Int, EmberError>) -> Void) {
             inner.fetchCount(query, completion: completion)
         }
-        func fetchCollectionIds(under parent: ResourcePath, completion: @escaping (Result<[String], EmberError>) -> Void) {
+        func fetchCollectionIds(under parent: ResourcePath, completion: @escaping @Sendable (Result<[String], EmberError>) -> Void) {
             inner.fetchCollectionIds(under: parent, completion: completion)
         }
         func disconnect() { inner.disconnect() }

@@ -1,5 +1,6 @@
 // Tests of ListenerToken's removal contract: idempotent; once remove() returns no callback runs;
 // a callback may remove itself or write; onGone runs exactly once, after the last callback.
+import EmberConcurrency
 import XCTest
 import EmberModel
 import EmberCore

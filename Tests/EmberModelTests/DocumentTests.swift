@@ -1,6 +1,7 @@
 // Tests for Document.swift: existing documents, tombstones, field access, content comparison, and
 // documents read from a file (stored fields decoded on first use, from any thread).
 import XCTest
+import EmberConcurrency
 import Dispatch
 @testable import EmberModel
 
@@ -135,14 +136,12 @@ final class DocumentTests: XCTestCase {
         let fields: [String: Value] = ["n": .int(5), "m": map(["k": .array([.int(1), .int(2)])])]
         for _ in 0..<50 {
             let d = stored("a/b", fields)
-            var seen = [MapValue?](repeating: nil, count: 8)
-            seen.withUnsafeMutableBufferPointer { out in
-                let base = out.baseAddress!
-                DispatchQueue.concurrentPerform(iterations: 8) { i in
-                    base[i] = i % 2 == 0 ? d.data : MapValue(["n": d.field(fp("n")) ?? .null, "m": d.data["m"] ?? .null])
-                }
+            let seen = LockedValueBox([MapValue?](repeating: nil, count: 8))
+            DispatchQueue.concurrentPerform(iterations: 8) { i in
+                let v = i % 2 == 0 ? d.data : MapValue(["n": d.field(fp("n")) ?? .null, "m": d.data["m"] ?? .null])
+                seen.withLockedValue { $0[i] = v }
             }
-            for s in seen { XCTAssertEqual(s, MapValue(fields)) }
+            for s in seen.current { XCTAssertEqual(s, MapValue(fields)) }
         }
     }
 }

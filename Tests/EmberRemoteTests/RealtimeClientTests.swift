@@ -1,3 +1,4 @@
+import EmberConcurrency
 import EmberModel
 @testable import EmberRemote
 import EmberServer

@@ -1,3 +1,4 @@
+import EmberConcurrency
 import EmberBackend
 import EmberCore
 import EmberModel

@@ -281,7 +281,7 @@ final class DocumentReferenceTests: XCTestCase {
         XCTAssertEqual(acked.wait(for: 1).count, 1)
         XCTAssertNil(acked.all[0])
         XCTAssertEqual(get(ref)?.get("name") as? String, "Osaka")
-        let asyncRef = try runAsync { try await self.db.collection("cities").addDocument(data: ["name": "Kyoto"]) }.get()
+        let asyncRef = try runAsync { [db] in try await db.collection("cities").addDocument(data: ["name": "Kyoto"]) }.get()
         XCTAssertEqual(asyncRef.documentID.count, 20)
         XCTAssertEqual(get(asyncRef)?.get("name") as? String, "Kyoto")
         XCTAssertEqual(db.collection("cities").document().documentID.count, 20)

@@ -92,11 +92,11 @@ final class FirestoreTests: XCTestCase {
 
     func testAsyncNetworkSwitch() throws {
         let ref = db.document("cities/LA")
-        try runAsync { try await self.db.disableNetwork() }.get()
+        try runAsync { [db] in try await db.disableNetwork() }.get()
         ref.setData(["v": 2])
         XCTAssertEqual(get(ref)?.metadata.hasPendingWrites, true)
-        try runAsync { try await self.db.enableNetwork() }.get()
-        try runAsync { try await self.db.waitForPendingWrites() }.get()
+        try runAsync { [db] in try await db.enableNetwork() }.get()
+        try runAsync { [db] in try await db.waitForPendingWrites() }.get()
         XCTAssertEqual(get(ref)?.metadata.hasPendingWrites, false)
         XCTAssertEqual(get(ref)?.metadata.isFromCache, false)
     }
@@ -105,7 +105,7 @@ final class FirestoreTests: XCTestCase {
 
     func testWaitForPendingWritesWithNothingPendingCompletesAtOnce() throws {
         XCTAssertNil(waitError { db.waitForPendingWrites(completion: $0) })
-        try runAsync { try await self.db.waitForPendingWrites() }.get()
+        try runAsync { [db] in try await db.waitForPendingWrites() }.get()
     }
 
     func testWaitForPendingWritesWaitsForTheWritesMadeSoFar() {
@@ -127,7 +127,7 @@ final class FirestoreTests: XCTestCase {
     func testAsyncWaitForPendingWritesReturnsAfterTheAcknowledgement() throws {
         let acked = Recorder<Bool>()
         db.document("c/a").setData(["v": 1]) { acked.append($0 == nil) }
-        try runAsync { try await self.db.waitForPendingWrites() }.get()
+        try runAsync { [db] in try await db.waitForPendingWrites() }.get()
         XCTAssertEqual(acked.all, [true], "the write's completion runs before waitForPendingWrites returns")
     }
 
@@ -185,7 +185,7 @@ final class FirestoreTests: XCTestCase {
     }
 
     func testAsyncTerminate() throws {
-        try runAsync { try await self.db.terminate() }.get()
+        try runAsync { [db] in try await db.terminate() }.get()
         XCTAssertEqual(code(waitError { self.db.document("a/b").setData([:], completion: $0) }), .failedPrecondition)
     }
 

@@ -181,7 +181,7 @@ final class QueryTests: XCTestCase {
             // Deriving more from an invalid query keeps the first error.
             XCTAssertThrowsError(try q.limit(to: 1).whereField("z", isEqualTo: 1).validate(), what)
         }
-        XCTAssertThrowsError(try runAsync { try await self.cities.whereField("a", in: []).getDocuments() }.get()) {
+        XCTAssertThrowsError(try runAsync { [cities] in try await cities.whereField("a", in: []).getDocuments() }.get()) {
             XCTAssertEqual(code($0), .invalidArgument)
         }
     }
@@ -233,7 +233,7 @@ final class QueryTests: XCTestCase {
         XCTAssertEqual(waitResult { self.cities.whereField("state", isEqualTo: "CA").count.getAggregation(source: .server, completion: $0) }.0?.count, 2)
         XCTAssertEqual(waitResult { self.cities.limit(to: 3).count.getAggregation(source: .server, completion: $0) }.0?.count, 3)
         XCTAssertEqual(waitResult { self.db.collection("none").count.getAggregation(source: .server, completion: $0) }.0?.count, 0)
-        let agg = try runAsync { try await self.cities.whereField("capital", isEqualTo: true).count.getAggregation(source: .server) }.get()
+        let agg = try runAsync { [cities] in try await cities.whereField("capital", isEqualTo: true).count.getAggregation(source: .server) }.get()
         XCTAssertEqual(agg.count, 3)
         XCTAssertEqual(agg.count.intValue, 3)
     }

@@ -1,3 +1,4 @@
+import EmberConcurrency
 import XCTest
 import Foundation
 import Ember
@@ -72,7 +73,7 @@ func printed(_ prefix: String, _ entries: [String]) -> Set<String> {
 extension XCTestCase {
     /// Starts an operation whose completion takes an optional error and waits for it (5 s).
     func waitError(_ what: String = #function, file: StaticString = #filePath, line: UInt = #line,
-                   _ start: (@escaping (Error?) -> Void) -> Void) -> Error? {
+                   _ start: (@escaping @Sendable (Error?) -> Void) -> Void) -> Error? {
         let exp = expectation(description: what)
         let box = Box<Error?>()
         let calls = Recorder<Int>()
@@ -87,7 +88,7 @@ extension XCTestCase {
     }
 
     /// Starts an operation whose completion takes (value?, error?) and waits for it (5 s).
-    func waitResult<T>(_ what: String = #function, _ start: (@escaping (T?, Error?) -> Void) -> Void) -> (T?, Error?) {
+    func waitResult<T>(_ what: String = #function, _ start: (@escaping @Sendable (T?, Error?) -> Void) -> Void) -> (T?, Error?) {
         let exp = expectation(description: what)
         let box = Box<(T?, Error?)>()
         start { v, e in box.set((v, e)); exp.fulfill() }
@@ -96,7 +97,7 @@ extension XCTestCase {
     }
 
     /// Runs an async body on a task and waits for it (5 s).
-    func runAsync<T>(_ what: String = #function, _ body: @escaping () async throws -> T) -> Result<T, Error> {
+    func runAsync<T>(_ what: String = #function, _ body: @escaping @Sendable () async throws -> T) -> Result<T, Error> {
         let exp = expectation(description: what)
         let box = Box<Result<T, Error>>()
         Task {

@@ -13,7 +13,7 @@ final class TransactionTests: XCTestCase {
     func testIncrementPopulationAsInTheFirebaseDocs() {
         let sfReference = db.collection("cities").document("SF")
         set(sfReference, ["population": 860000])
-        let (object, error) = waitResult { (done: @escaping (Any?, Error?) -> Void) in
+        let (object, error) = waitResult { (done: @escaping @Sendable (Any?, Error?) -> Void) in
             self.db.runTransaction({ (transaction, errorPointer) -> Any? in
                 let sfDocument: DocumentSnapshot
                 do {
@@ -43,7 +43,7 @@ final class TransactionTests: XCTestCase {
     func testErrorPointerFailsTheTransactionWithThatError() {
         let ref = db.document("cities/SF")
         set(ref, ["population": "not a number"])
-        let (object, error) = waitResult { (done: @escaping (Any?, Error?) -> Void) in
+        let (object, error) = waitResult { (done: @escaping @Sendable (Any?, Error?) -> Void) in
             self.db.runTransaction({ transaction, errorPointer in
                 let doc = try? transaction.getDocument(ref)
                 transaction.setData(["population": 0], forDocument: ref)
@@ -66,8 +66,8 @@ final class TransactionTests: XCTestCase {
     func testAsyncTransactionAndErrorPointer() throws {
         let ref = db.document("counters/c")
         set(ref, ["n": 1])
-        let value = try runAsync {
-            try await self.db.runTransaction({ tx, _ in
+        let value = try runAsync { [db] in
+            try await db.runTransaction({ tx, _ in
                 let n = (try? tx.getDocument(ref))?.get("n") as? Int ?? 0
                 tx.updateData(["n": n + 1], forDocument: ref)
                 return "done \(n + 1)"
@@ -75,8 +75,8 @@ final class TransactionTests: XCTestCase {
         }.get()
         XCTAssertEqual(value as? String, "done 2")
         XCTAssertEqual(get(ref)?.get("n") as? Int, 2)
-        XCTAssertThrowsError(try runAsync {
-            try await self.db.runTransaction({ _, errorPointer in
+        XCTAssertThrowsError(try runAsync { [db] in
+            try await db.runTransaction({ _, errorPointer in
                 errorPointer?.pointee = NSError(domain: "Mine", code: 7)
                 return nil
             })
@@ -152,7 +152,7 @@ final class TransactionTests: XCTestCase {
 
     func testReadsAfterWritesAreAnError() {
         let ref = db.document("c/a")
-        let (_, error) = waitResult { (done: @escaping (Any?, Error?) -> Void) in
+        let (_, error) = waitResult { (done: @escaping @Sendable (Any?, Error?) -> Void) in
             self.db.runTransaction({ tx, errorPointer in
                 tx.setData(["v": 1], forDocument: ref)
                 do { _ = try tx.getDocument(ref) } catch { errorPointer?.pointee = error as NSError }
@@ -167,7 +167,7 @@ final class TransactionTests: XCTestCase {
     }
 
     func testInvalidWriteInATransactionFailsIt() {
-        let (_, error) = waitResult { (done: @escaping (Any?, Error?) -> Void) in
+        let (_, error) = waitResult { (done: @escaping @Sendable (Any?, Error?) -> Void) in
             self.db.runTransaction({ tx, _ in
                 tx.setData(["v": [[1]]], forDocument: self.db.document("c/a"))
                 tx.setData(["v": 1], forDocument: self.db.document("c/b"))
@@ -179,7 +179,7 @@ final class TransactionTests: XCTestCase {
     }
 
     func testUpdateOfAMissingDocumentInATransactionIsNotFound() {
-        let (_, error) = waitResult { (done: @escaping (Any?, Error?) -> Void) in
+        let (_, error) = waitResult { (done: @escaping @Sendable (Any?, Error?) -> Void) in
             self.db.runTransaction({ tx, _ in
                 tx.updateData(["v": 1], forDocument: self.db.document("c/missing"))
                 return nil
@@ -192,7 +192,7 @@ final class TransactionTests: XCTestCase {
     /// never succeed, so it fails at once with invalid-argument and the body is not run again.
     func testUpdateOfADocumentReadAsMissingFailsWithoutRetry() {
         let runs = Recorder<Int>()
-        let (_, error) = waitResult { (done: @escaping (Any?, Error?) -> Void) in
+        let (_, error) = waitResult { (done: @escaping @Sendable (Any?, Error?) -> Void) in
             self.db.runTransaction({ tx, _ in
                 runs.append(1)
                 let ref = self.db.document("c/missing")
@@ -211,7 +211,7 @@ final class TransactionTests: XCTestCase {
         let reg = db.collection("c").addSnapshotListener { s, _ in seen.append(s?.documents.map { $0.documentID } ?? []) }
         defer { reg.remove() }
         seen.wait(for: 1)
-        let (_, error) = waitResult { (done: @escaping (Any?, Error?) -> Void) in
+        let (_, error) = waitResult { (done: @escaping @Sendable (Any?, Error?) -> Void) in
             self.db.runTransaction({ tx, _ in
                 let a = self.db.document("c/a")
                 if (try? tx.getDocument(a))?.exists == false { tx.setData(["v": 1], forDocument: a) }
@@ -225,7 +225,7 @@ final class TransactionTests: XCTestCase {
     }
 
     private func tx_deleteAndCheck() {
-        let (_, error) = waitResult { (done: @escaping (Any?, Error?) -> Void) in
+        let (_, error) = waitResult { (done: @escaping @Sendable (Any?, Error?) -> Void) in
             self.db.runTransaction({ tx, _ in
                 tx.deleteDocument(self.db.document("c/a"))
                 tx.setData(["w": 1], forDocument: self.db.document("c/b"), merge: true)
@@ -239,7 +239,7 @@ final class TransactionTests: XCTestCase {
 
     func testTransactionOfflineIsUnavailable() {
         XCTAssertNil(waitError { db.disableNetwork(completion: $0) })
-        let (_, error) = waitResult { (done: @escaping (Any?, Error?) -> Void) in
+        let (_, error) = waitResult { (done: @escaping @Sendable (Any?, Error?) -> Void) in
             self.db.runTransaction({ _, _ in nil }, completion: done)
         }
         XCTAssertEqual(code(error), .unavailable)
@@ -247,7 +247,7 @@ final class TransactionTests: XCTestCase {
 
     func testTransactionAfterTerminateIsFailedPrecondition() {
         db.terminate()
-        let (_, error) = waitResult { (done: @escaping (Any?, Error?) -> Void) in
+        let (_, error) = waitResult { (done: @escaping @Sendable (Any?, Error?) -> Void) in
             self.db.runTransaction({ _, _ in 1 }, completion: done)
         }
         XCTAssertEqual(code(error), .failedPrecondition)

@@ -1,5 +1,6 @@
 // Responsible for: what every measurement shares: the sizes (full or QUICK=1), the probe a
 // listener callback stamps, loading a collection, and waiting for acknowledgements.
+import EmberConcurrency
 import Synchronization
 import EmberModel
 import EmberCore

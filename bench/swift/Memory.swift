@@ -19,11 +19,11 @@ func heapInUseBytes() -> Int? {
     guard fd >= 0 else { return nil }
     let path = String(cString: template)
     defer { close(fd); unlink(path) }
-    fflush(stderr)
+    fflush(nil)
     let saved = dup(2)
     dup2(fd, 2)
     mallocStats()
-    fflush(stderr)
+    fflush(nil)
     dup2(saved, 2)
     close(saved)
     guard let text = readTextFile(path) else { return nil }

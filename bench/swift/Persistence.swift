@@ -2,6 +2,7 @@
 // (time and resident memory, in a fresh child process), a persistent bulk insert, an equality
 // query over 100,000 cached documents with and without an index, and one durably acknowledged
 // write. The throughput and query targets are Python-level; these are the Swift figures.
+import EmberConcurrency
 import Foundation
 import EmberModel
 import EmberStorage

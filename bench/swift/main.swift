@@ -20,7 +20,7 @@ let mode: LatencyMode = getenvString("MODE") == "awaitAcks" ? .awaitAcks : (gete
 /// ONLY=mem,doc,query,bulk runs a subset (for profiling); default all.
 let only = getenvString("ONLY").map { Set($0.split(separator: ",").map(String.init)) }
 
-func run(_ name: String, _ body: () throws -> Void) {
+@MainActor func run(_ name: String, _ body: () throws -> Void) {
     if let o = only, !o.contains(name) { print("  (skipped: ONLY)"); return }
     do { try body() } catch {
         print("  \(name) FAILED: \(error)")

@@ -6,7 +6,7 @@ import EmberCore
 /// values, converted on access), children in the query's order, and child snapshots.
 ///
 ///     for case let child as DataSnapshot in snapshot.children { print(child.key, child.value ?? "") }
-public final class DataSnapshot: @unchecked Sendable {
+public final class DataSnapshot: Sendable {
     let database: Database
     let snap: TreeSnapshot
 

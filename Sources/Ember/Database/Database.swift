@@ -18,7 +18,7 @@ public enum DataEventType: Int, Sendable {
 ///
 ///     let ref = db.database().reference()
 ///     ref.child("posts").childByAutoId().setValue(["title": "Hi"])
-public final class Database: @unchecked Sendable {
+public final class Database: Sendable {
     public let firestore: Firestore
     var client: EmberClient { firestore.client }
 

@@ -1,3 +1,4 @@
+import EmberConcurrency
 import Foundation
 import EmberModel
 import EmberCore
@@ -159,7 +160,7 @@ public class DatabaseQuery: @unchecked Sendable {
 
     /// Reads the location (through this query) once: from the backend when online, else from
     /// what the client has, else an `unavailable` error. Completion on the event thread.
-    public func getData(completion: @escaping (Error?, DataSnapshot?) -> Void) {
+    public func getData(completion: @escaping @Sendable (Error?, DataSnapshot?) -> Void) {
         do {
             try validate()
             let db = database

@@ -1,6 +1,7 @@
 import Foundation
 import EmberModel
 import EmberCore
+import EmberConcurrency
 
 /// Responsible for: a location in the tree (Firebase's `DatabaseReference`): navigation,
 /// writes (set, multi-path update, remove; applied locally at once, acknowledged later), push
@@ -10,7 +11,7 @@ import EmberCore
 ///     let post = ref.child("posts").childByAutoId()
 ///     post.setValue(["title": "Hi"]) { error, _ in }
 ///     ref.updateChildValues(["/posts/\(post.key!)/starCount": 1])
-public final class DatabaseReference: DatabaseQuery, @unchecked Sendable {
+public final class DatabaseReference: DatabaseQuery, Sendable {
     init(database: Database, path: TreePath, error: EmberError? = nil) {
         super.init(database: database, path: path, error: error)
     }
@@ -123,15 +124,16 @@ public final class DatabaseReference: DatabaseQuery, @unchecked Sendable {
                                     andCompletionBlock completionBlock: ((Error?, Bool, DataSnapshot?) -> Void)?,
                                     withLocalEvents localEvents: Bool) {
         let database = self.database, path = self.path
+        let block = HandedOver(block), completionBlock = HandedOver(completionBlock)
         do {
             if let e = error { throw e }
             try database.client.treeTransaction(path, applyLocally: localEvents, update: { value in
-                block(MutableData(value: value, location: path)).outcome
+                block.value(MutableData(value: value, location: path)).outcome
             }, completion: { error, committed, value in
-                completionBlock?(error, committed, value.map { DataSnapshot(database: database, snap: TreeSnapshot(path: path, value: $0)) })
+                completionBlock.value?(error, committed, value.map { DataSnapshot(database: database, snap: TreeSnapshot(path: path, value: $0)) })
             })
         } catch {
-            if let c = completionBlock { database.post { c(error, false, nil) } }
+            if let c = completionBlock.value { database.post { c(error, false, nil) } }
         }
     }
 
@@ -173,7 +175,10 @@ public final class DatabaseReference: DatabaseQuery, @unchecked Sendable {
         do {
             if let e = error { throw e }
             let me = self
-            try database.client.treeOnDisconnect(try make(), completion: completion.map { c in { e in c(e, me) } })
+            try database.client.treeOnDisconnect(try make(), completion: completion.map { c in
+                let c = HandedOver(c)
+                return { e in c.value(e, me) }
+            })
         } catch {
             if let c = completion { database.post { c(error, self) } }
         }

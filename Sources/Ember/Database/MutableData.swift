@@ -79,7 +79,7 @@ public final class MutableData: NSObject, @unchecked Sendable {
 }
 
 /// Responsible for: what a transaction's block returns: a value to write, or abort.
-public final class TransactionResult: NSObject, @unchecked Sendable {
+public final class TransactionResult: NSObject, Sendable {
     let data: MutableData?
 
     private init(data: MutableData?) { self.data = data }

@@ -83,7 +83,7 @@ public final class TreeConnection: @unchecked Sendable {
     }
 
     /// The node at `path` now, delivered on the client's queue.
-    public func get(_ path: TreePath, completion: @escaping (TreeValue) -> Void) {
+    public func get(_ path: TreePath, completion: @escaping @Sendable (TreeValue) -> Void) {
         backend.queue.async { [self, backend = self.backend] in
             let v = backend.tree.store.read(path)
             deliveryQueue.async { completion(v) }
@@ -92,7 +92,7 @@ public final class TreeConnection: @unchecked Sendable {
 
     /// What `body` makes of the tree as it is now (several reads seeing one state, e.g. a rules
     /// decision and the value it guards), delivered on the client's queue.
-    public func inspect<T>(_ body: @escaping (_ read: (TreePath) -> TreeValue) -> T, completion: @escaping (T) -> Void) {
+    public func inspect<T: Sendable>(_ body: @escaping @Sendable (_ read: (TreePath) -> TreeValue) -> T, completion: @escaping @Sendable (T) -> Void) {
         backend.queue.async { [self, backend = self.backend] in
             let result = body { backend.tree.store.read($0) }
             deliveryQueue.async { completion(result) }

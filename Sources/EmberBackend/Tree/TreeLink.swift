@@ -25,12 +25,12 @@ public protocol TreeLink: AnyObject {
     /// `TreeLinkError.dataStale` (code aborted).
     func write(id: Int64, _ ops: [TreeWriteOp], ifHash hash: String)
     /// The node at `path` now.
-    func get(_ path: TreePath, completion: @escaping (TreeValue) -> Void)
+    func get(_ path: TreePath, completion: @escaping @Sendable (TreeValue) -> Void)
     /// Nothing reaches the client after it.
     func disconnect()
     /// Registers (or cancels) writes the server applies when this client's connection ends
     /// (Firebase's onDisconnect); `completion` once the server holds them, on the client's queue.
-    func onDisconnect(_ op: TreeOnDisconnect, completion: @escaping (EmberError?) -> Void)
+    func onDisconnect(_ op: TreeOnDisconnect, completion: @escaping @Sendable (EmberError?) -> Void)
 }
 
 /// Responsible for: the errors a link reports that its client acts on.
@@ -65,7 +65,7 @@ extension TreeConnection: TreeLink {
 
     /// The in-process backend has no connection to lose: the client applies its onDisconnect
     /// writes itself when it closes (TreeEngine.close).
-    public func onDisconnect(_ op: TreeOnDisconnect, completion: @escaping (EmberError?) -> Void) {
+    public func onDisconnect(_ op: TreeOnDisconnect, completion: @escaping @Sendable (EmberError?) -> Void) {
         deliveryQueue.async { completion(nil) }
     }
 }

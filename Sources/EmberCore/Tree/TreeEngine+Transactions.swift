@@ -13,7 +13,7 @@ public enum TreeTransactionOutcome: Sendable {
 /// Responsible for: one tree transaction of a client (Firebase's `runTransactionBlock`): its
 /// update function, completion, retries and the listen that keeps its location's data current.
 /// Owned by the TreeEngine's worker queue; `update` and `completion` run on the event thread.
-final class TreeTransaction {
+final class TreeTransaction: @unchecked Sendable { // confined to the worker queue
     static let maxRetries = 25
 
     let path: TreePath
@@ -25,7 +25,7 @@ final class TreeTransaction {
     var finished = false
 
     init(path: TreePath, applyLocally: Bool, update: @escaping (TreeValue) -> TreeTransactionOutcome,
-         completion: @escaping (EmberError?, Bool, TreeValue?) -> Void) {
+         completion: @escaping @Sendable (EmberError?, Bool, TreeValue?) -> Void) {
         self.path = path
         self.applyLocally = applyLocally
         self.update = update
@@ -44,7 +44,7 @@ final class TreeTransaction {
 ///     engine.transaction(at: p, applyLocally: true, update: { v in .write(.int(v.intValue + 1)) }) { error, committed, snapshot in }
 extension TreeEngine {
     func transaction(at path: TreePath, applyLocally: Bool, update: @escaping (TreeValue) -> TreeTransactionOutcome,
-                     completion: @escaping (EmberError?, Bool, TreeValue?) -> Void) {
+                     completion: @escaping @Sendable (EmberError?, Bool, TreeValue?) -> Void) {
         let t = TreeTransaction(path: path, applyLocally: applyLocally, update: update, completion: completion)
         runningTransactions.append(t)
         // The listen keeps the cache current at the location, so a retry sees what the server has.

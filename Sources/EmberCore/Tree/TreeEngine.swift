@@ -22,7 +22,7 @@ import EmberBackend
 /// then brings the current state as ordinary changes.
 ///
 ///     engine.write([TreeWriteOp(path: p, value: v)], serverValues: false) { error in }    // on the worker
-final class TreeEngine: TreeBackendClient, TreeLinkClient {
+final class TreeEngine: TreeBackendClient, TreeLinkClient, @unchecked Sendable { // confined to the worker queue
     struct PendingWrite {
         let id: Int64
         let ops: [TreeWriteOp]
@@ -58,7 +58,7 @@ final class TreeEngine: TreeBackendClient, TreeLinkClient {
     static let firstConnectionWait = 10.0
     /// onDisconnect writes registered (cancellations applied), and requests not yet sent.
     private var registeredOnDisconnect: [TreeOnDisconnect] = []
-    private var unsentOnDisconnect: [(TreeOnDisconnect, ((EmberError?) -> Void)?)] = []
+    private var unsentOnDisconnect: [(TreeOnDisconnect, (@Sendable (EmberError?) -> Void)?)] = []
     /// Whether listens and writes go out now.
     private var online: Bool { networkEnabled && linkUp }
     private(set) var closed = false
@@ -370,7 +370,7 @@ final class TreeEngine: TreeBackendClient, TreeLinkClient {
     /// what changed since as ordinary changes). Without it, between a set's acknowledgement and
     /// the listen's answer, the set was no longer pending and the path not complete: a view
     /// started there (a second query beside an observer already showing the set) started
-    /// empty, and the next write raised child_added instead of child_moved/changed (issue 27).
+    /// empty, and the next write raised child_added instead of child_moved/changed.
     private func completeListened(by ops: [TreeWriteOp]) {
         for op in ops where complete[op.path] == nil && listenCounts[op.path] != nil {
             complete[op.path] = true
@@ -471,7 +471,7 @@ final class TreeEngine: TreeBackendClient, TreeLinkClient {
 
     /// Registers (or cancels) writes the server applies when the connection ends. Sent now when
     /// online, else when the link is back; `completion` (event thread) once the server holds them.
-    func onDisconnect(_ op: TreeOnDisconnect, completion: ((EmberError?) -> Void)?) {
+    func onDisconnect(_ op: TreeOnDisconnect, completion: (@Sendable (EmberError?) -> Void)?) {
         switch op {
         case .write: registeredOnDisconnect.append(op)
         case .cancel(let path):
@@ -525,7 +525,7 @@ final class TreeEngine: TreeBackendClient, TreeLinkClient {
 
     /// The node at `path` (through `query`): from the backend when online (with pending writes
     /// applied), else from a complete cache, else an `unavailable` error. Completion on the event thread.
-    func get(_ path: TreePath, query: TreeQuery, completion: @escaping (Result<TreeSnapshot, EmberError>) -> Void) {
+    func get(_ path: TreePath, query: TreeQuery, completion: @escaping @Sendable (Result<TreeSnapshot, EmberError>) -> Void) {
         if TreeEngine.isInfo(path) {
             let snap = TreeSnapshot(path: path, value: infoSnapshot(path), index: query.index)
             events.post { completion(.success(snap)) }
@@ -542,7 +542,7 @@ final class TreeEngine: TreeBackendClient, TreeLinkClient {
             }
             return
         }
-        func answer(_ node: TreeValue) {
+        @Sendable func answer(_ node: TreeValue) {
             let snap: TreeSnapshot
             if query.isDefault {
                 snap = TreeSnapshot(path: path, value: node, index: query.index)

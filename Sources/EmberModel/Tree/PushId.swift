@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import EmberConcurrency
 
 /// Responsible for: childByAutoId's keys (SEMANTICS.md 17, Firebase JS `core/util/NextPushId.ts`):
 /// 20 characters of `-0-9A-Z_a-z` (ASCII order), 8 for the millisecond time, most significant
@@ -14,13 +15,9 @@ import Darwin
 public enum PushId {
     public static let alphabet = Array("-0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz".utf8)
 
-    private static let mutex: UnsafeMutablePointer<pthread_mutex_t> = {
-        let m = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
-        pthread_mutex_init(m, nil)
-        return m
-    }()
-    nonisolated(unsafe) private static var lastTime: Int64 = -1
-    nonisolated(unsafe) private static var lastRandom = [Int](repeating: 0, count: 12)
+    /// The last id's time and random part.
+    private struct Last { var time: Int64 = -1; var random = [Int](repeating: 0, count: 12) }
+    private static let last = LockedValueBox(Last())
 
     static func nowMillis() -> Int64 {
         var ts = timespec()
@@ -33,25 +30,26 @@ public enum PushId {
 
     /// A new id for `now` (ms since 1970); used by tests to pin the time.
     public static func next(now: Int64) -> String {
-        pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
-        var time = now
-        if time <= lastTime {
-            time = lastTime
-            var i = 11
-            while i >= 0 && lastRandom[i] == 63 { lastRandom[i] = 0; i -= 1 }
-            if i >= 0 { lastRandom[i] += 1 } else { time += 1 }   // 64^12 ids in one ms: borrow the next ms
-        } else {
-            for i in 0..<12 { lastRandom[i] = Int.random(in: 0..<64) }
+        let (time, random) = last.withLockedValue { last -> (Int64, [Int]) in
+            var time = now
+            if time <= last.time {
+                time = last.time
+                var i = 11
+                while i >= 0 && last.random[i] == 63 { last.random[i] = 0; i -= 1 }
+                if i >= 0 { last.random[i] += 1 } else { time += 1 }   // 64^12 ids in one ms: borrow the next ms
+            } else {
+                for i in 0..<12 { last.random[i] = Int.random(in: 0..<64) }
+            }
+            last.time = time
+            return (time, last.random)
         }
-        lastTime = time
         var bytes = [UInt8](repeating: 0, count: 20)
         var t = time
         for i in stride(from: 7, through: 0, by: -1) {
             bytes[i] = alphabet[Int(t % 64)]
             t /= 64
         }
-        for i in 0..<12 { bytes[8 + i] = alphabet[lastRandom[i]] }
+        for i in 0..<12 { bytes[8 + i] = alphabet[random[i]] }
         return String(decoding: bytes, as: UTF8.self)
     }
 

@@ -1,3 +1,4 @@
+import EmberConcurrency
 import Dispatch
 import EmberBackend
 import EmberModel
@@ -185,7 +186,7 @@ public final class RemoteTreeLink: TreeLink, RealtimeClientDelegate, @unchecked 
         }
     }
 
-    public func get(_ path: TreePath, completion: @escaping (TreeValue) -> Void) {
+    public func get(_ path: TreePath, completion: @escaping @Sendable (TreeValue) -> Void) {
         realtime.request("g", .map(MapValue(["p": .string(path.description), "q": .map(MapValue())]))) { status, data in
             completion(status == "ok" ? ((try? TreeValue(json: data)) ?? .null) : .null)
         }
@@ -198,7 +199,7 @@ public final class RemoteTreeLink: TreeLink, RealtimeClientDelegate, @unchecked 
 
     /// `o` (a set), `om` (an update) or `oc` (a cancellation); "disconnected" comes back as
     /// unavailable, which the client sends again once the link is back.
-    public func onDisconnect(_ op: TreeOnDisconnect, completion: @escaping (EmberError?) -> Void) {
+    public func onDisconnect(_ op: TreeOnDisconnect, completion: @escaping @Sendable (EmberError?) -> Void) {
         let action: String
         let body: Value
         switch op {

@@ -227,7 +227,8 @@ final class SQLiteStatement {
         _ = sqlite3_bind_text(p, i, base.assumingMemoryBound(to: CChar.self), Int32(u.count), nil)
     }
 
-    private static let emptyText: UnsafeMutablePointer<UInt8> = {
+    /// One zero byte, never written after it is made.
+    nonisolated(unsafe) private static let emptyText: UnsafeMutablePointer<UInt8> = {
         let p = UnsafeMutablePointer<UInt8>.allocate(capacity: 1)
         p.initialize(to: 0)
         return p

@@ -1,3 +1,4 @@
+import EmberConcurrency
 import CSQLite
 import EmberModel
 #if canImport(Glibc)

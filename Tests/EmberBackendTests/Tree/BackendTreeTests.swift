@@ -1,4 +1,5 @@
 import XCTest
+import EmberConcurrency
 import Dispatch
 import EmberModel
 import EmberStorage
@@ -70,9 +71,9 @@ final class BackendTreeTests: XCTestCase {
         let conn = backend.connectTree(client: c, queue: queue)
         conn.write(id: 1, [TreeWriteOp(path: p("a/b"), value: .string("v"))])
         let got = DispatchSemaphore(value: 0)
-        var value = TreeValue.null
-        conn.get(p("a")) { value = $0; got.signal() }
+        let value = LockedValueBox(TreeValue.null)
+        conn.get(p("a")) { v in value.withLockedValue { $0 = v }; got.signal() }
         got.wait()
-        XCTAssertEqual(value.value(at: ["b"]), .string("v"))
+        XCTAssertEqual(value.current.value(at: ["b"]), .string("v"))
     }
 }

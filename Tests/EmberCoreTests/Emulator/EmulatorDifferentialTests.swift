@@ -3,14 +3,16 @@
 // (seeded; EMBER_DIFF_SEED=<n> replays a run, EMBER_DIFF_QUERIES=<n> changes the count,
 // EMBER_DIFF_STRICT=1 also fails on the known rejection differences listed in DiffQuery), and probes
 // pin the number / NaN / null answers of SEMANTICS.md 2 and 4 for Ember even without the emulator.
+import EmberConcurrency
 import XCTest
 import Foundation
 import EmberModel
 import EmberCore
 
 final class EmulatorDifferentialTests: XCTestCase {
-    private static var emulator: FirestoreEmulator?
-    private static var startFailure: Error?
+    // Set once by the first test that needs the emulator; XCTest runs the class's tests serially.
+    nonisolated(unsafe) private static var emulator: FirestoreEmulator?
+    nonisolated(unsafe) private static var startFailure: Error?
 
     /// The class's emulator, started on first use; XCTSkip when it is not installed.
     static func sharedEmulator() throws -> FirestoreEmulator {

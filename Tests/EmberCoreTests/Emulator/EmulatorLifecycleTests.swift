@@ -35,7 +35,7 @@ final class EmulatorLifecycleTests: XCTestCase {
             XCTFail("deliberate failure (EMBER_EMULATOR_LIFECYCLE=fail)")
         case "crash":
             print("EMULATOR_PGID=\(emu.pid)")
-            fflush(stdout)
+            fflush(nil)
             kill(getpid(), SIGKILL)
         default:
             XCTFail("unknown EMBER_EMULATOR_LIFECYCLE=\(mode!)")

@@ -1,6 +1,7 @@
 // Support for EmulatorDifferentialTests (not a test of its own): runs the Cloud Firestore emulator
 // that `gcloud` installs, on a free 127.0.0.1 port, talks to it over its REST API, and converts
 // Ember `Value`s to and from Firestore's typed JSON ({"integerValue": "1"}, {"doubleValue": "NaN"}...).
+import EmberConcurrency
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking

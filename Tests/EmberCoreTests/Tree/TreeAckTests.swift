@@ -1,3 +1,4 @@
+import EmberConcurrency
 import XCTest
 import EmberModel
 import EmberCore
@@ -32,7 +33,7 @@ final class TreeAckTests: XCTestCase {
     }
 
     /// Waits for write completions posted to the event thread (works offline, unlike `settle`).
-    private func waitAcks(_ sem: EmberCore.Semaphore, _ n: Int, file: StaticString = #filePath, line: UInt = #line) {
+    private func waitAcks(_ sem: EmberConcurrency.Semaphore, _ n: Int, file: StaticString = #filePath, line: UInt = #line) {
         for _ in 0..<n { XCTAssertTrue(sem.wait(seconds: 5), "acknowledged", file: file, line: line) }
         client.events.drain()
     }
@@ -125,7 +126,7 @@ final class TreeAckTests: XCTestCase {
     /// Sent online, then the network is switched off before the ack arrives (so the listen is
     /// never sent): the data stays while offline and when the listen's answer comes online.
     func testAckArrivesWhileOfflineThenOnline() throws {
-        let acks = EmberCore.Semaphore()
+        let acks = EmberConcurrency.Semaphore()
         suspendBackend()
         try client.treeWrite([setOp("l", ["a": 1, "b": 2])]) { _ in acks.signal() }
         try client.disableNetwork()
@@ -152,7 +153,7 @@ final class TreeAckTests: XCTestCase {
     /// complete from it and the next write raises child_moved (it started empty and raised only
     /// child_added for the written children: the child_moved observer got nothing).
     func testViewAddedAfterTheAckBeforeTheListensAnswer() throws {
-        let acks = EmberCore.Semaphore(), release = EmberCore.Semaphore()
+        let acks = EmberConcurrency.Semaphore(), release = EmberConcurrency.Semaphore()
         let keeper = TreeLog(), log = TreeLog()
         defer { release.signal() }
         try whileBackendHeld(client.backend) {

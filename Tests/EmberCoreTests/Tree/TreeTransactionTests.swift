@@ -1,3 +1,4 @@
+import EmberConcurrency
 import XCTest
 import Foundation
 import EmberModel
@@ -13,7 +14,7 @@ final class TreeTransactionTests: XCTestCase {
     typealias Outcome = (error: EmberError?, committed: Bool, value: TreeValue?)
 
     /// Starts a transaction; the returned wait blocks (bounded) for its completion.
-    func start(_ c: EmberClient, _ path: String, applyLocally: Bool = true,
+    static func start(_ c: EmberClient, _ path: String, applyLocally: Bool = true,
                _ update: @escaping (TreeValue) -> TreeTransactionOutcome) throws -> () -> Outcome? {
         let sem = Semaphore()
         let box = Locked<Outcome?>(nil)
@@ -27,8 +28,8 @@ final class TreeTransactionTests: XCTestCase {
         }
     }
 
-    func run(_ c: EmberClient, _ path: String, applyLocally: Bool = true, _ update: @escaping (TreeValue) -> TreeTransactionOutcome) throws -> Outcome? {
-        try start(c, path, applyLocally: applyLocally, update)()
+    static func run(_ c: EmberClient, _ path: String, applyLocally: Bool = true, _ update: @escaping (TreeValue) -> TreeTransactionOutcome) throws -> Outcome? {
+        try Self.start(c, path, applyLocally: applyLocally, update)()
     }
 
     static func increment(_ v: TreeValue) -> TreeTransactionOutcome {
@@ -43,7 +44,7 @@ final class TreeTransactionTests: XCTestCase {
         let failures = Locked<[String]>([])
         DispatchQueue.concurrentPerform(iterations: clients.count) { i in
             for _ in 0..<25 {
-                guard let r = try? self.run(clients[i], "counter", TreeTransactionTests.increment) else { return failures.withLock { $0.append("start") } }
+                guard let r = try? Self.run(clients[i], "counter", TreeTransactionTests.increment) else { return failures.withLock { $0.append("start") } }
                 if r.error != nil || !r.committed { failures.withLock { $0.append("\(String(describing: r.error))") } }
             }
         }
@@ -57,7 +58,7 @@ final class TreeTransactionTests: XCTestCase {
         defer { b.close(); a.close() }
         writeAndWaitTree(a, [setOp("n", 41)])
         let seen = Locked<[TreeValue]>([])
-        let r = try run(b, "n") { v in
+        let r = try Self.run(b, "n") { v in
             seen.withLock { $0.append(v) }
             return TreeTransactionTests.increment(v)
         }
@@ -76,7 +77,7 @@ final class TreeTransactionTests: XCTestCase {
         try c.watch("n", TreeQuery(), [.value], into: log)
         log.wait(for: 1)
         let calls = Locked(0)
-        let r = try run(c, "n") { v in
+        let r = try Self.run(c, "n") { v in
             calls.withLock { $0 += 1 }
             return .write(v.child("a") == .int(1) ? tv(["a": 2]) : .null)
         }
@@ -91,7 +92,7 @@ final class TreeTransactionTests: XCTestCase {
         let log = TreeLog()
         try c.watch("n", TreeQuery(), [.value], into: log)
         log.wait(for: 1)
-        let r = try run(c, "n") { _ in .abort }
+        let r = try Self.run(c, "n") { _ in .abort }
         XCTAssertNil(r?.error)
         XCTAssertEqual(r?.committed, false)
         XCTAssertEqual(r?.value, .int(7))
@@ -107,7 +108,7 @@ final class TreeTransactionTests: XCTestCase {
             try c.watch("n", TreeQuery(), [.value], into: log)
             log.wait(for: 1)
             c.backend.queue.suspend()
-            let wait = try start(c, "n", applyLocally: applyLocally, TreeTransactionTests.increment)
+            let wait = try Self.start(c, "n", applyLocally: applyLocally, TreeTransactionTests.increment)
             // The update runs on the event thread, then the attempt is applied on the worker.
             for _ in 0..<100 where log.all.count < 2 && applyLocally { usleep(2_000) }
             c.events.drain()
@@ -125,7 +126,7 @@ final class TreeTransactionTests: XCTestCase {
         let b = EmberClient(persistence: MemoryPersistence(), backend: a.backend)
         defer { b.close(); a.close() }
         let calls = Locked(0)
-        let r = try run(a, "n") { v in
+        let r = try Self.run(a, "n") { v in
             // Another client changes the value after every read: each attempt is stale.
             let n = calls.withLock { $0 += 1; return $0 }
             writeAndWaitTree(b, [setOp("n", "other \(n)")])
@@ -144,10 +145,10 @@ final class TreeTransactionTests: XCTestCase {
         var deep = TreeValue.int(1)
         for _ in 0..<40 { deep = .object(TreeObject(["d": deep])) }
         let tooDeep = deep
-        let r = try run(c, "n") { _ in .write(tooDeep) }
+        let r = try Self.run(c, "n") { _ in .write(tooDeep) }
         XCTAssertEqual(r?.error?.code, .invalidArgument)
         XCTAssertEqual(r?.committed, false)
-        let failed = try run(c, "n") { _ in .fail(EmberError(.invalidArgument, "bad value")) }
+        let failed = try Self.run(c, "n") { _ in .fail(EmberError(.invalidArgument, "bad value")) }
         XCTAssertEqual(failed?.error?.message, "bad value")
         XCTAssertEqual(c.backend.readTree(tp("n")), .null)
     }
@@ -155,7 +156,7 @@ final class TreeTransactionTests: XCTestCase {
     func testClosingCancelsARunningTransaction() throws {
         let c = EmberClient()
         let inUpdate = Semaphore(), release = Semaphore()
-        let wait = try start(c, "n") { _ in
+        let wait = try Self.start(c, "n") { _ in
             inUpdate.signal()
             _ = release.wait(seconds: 5)
             return .write(.int(1))
@@ -176,7 +177,7 @@ final class TreeTransactionTests: XCTestCase {
         defer { removeTemporaryDirectory(dir) }
         let options = EmberOptions(path: dir + "/db.ember", persistence: true)
         var c = try EmberClient(options: options)
-        XCTAssertEqual(try run(c, "n", TreeTransactionTests.increment)?.committed, true)
+        XCTAssertEqual(try Self.run(c, "n", TreeTransactionTests.increment)?.committed, true)
         c.close()
         // The backend recorded the transaction's write id as applied: a later write that took
         // the same id would be acknowledged without being applied.
@@ -204,7 +205,7 @@ extension TreeTransactionTests {
         let c = EmberClient()
         defer { c.close() }
         let before = TreeServerValues.clockMillis()
-        let r = try run(c, "at") { _ in .write(TreeServerValues.timestamp) }
+        let r = try Self.run(c, "at") { _ in .write(TreeServerValues.timestamp) }
         XCTAssertEqual(r?.committed, true)
         guard case .int(let at)? = r?.value else { return XCTFail("a number: \(String(describing: r?.value))") }
         XCTAssertTrue((before...TreeServerValues.clockMillis()).contains(at))

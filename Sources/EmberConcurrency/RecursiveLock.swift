@@ -6,10 +6,10 @@ import Darwin
 
 /// Responsible for: a recursive pthread mutex, so a transaction body may call store methods that
 /// take the same lock (the backend's queue and the client's worker share one SQLite connection).
-final class RecursiveLock: @unchecked Sendable {
+public final class RecursiveLock: @unchecked Sendable { // the mutex is the synchronization
     private let m = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
 
-    init() {
+    public init() {
         var attr = pthread_mutexattr_t()
         pthread_mutexattr_init(&attr)
         pthread_mutexattr_settype(&attr, Int32(PTHREAD_MUTEX_RECURSIVE))
@@ -23,7 +23,7 @@ final class RecursiveLock: @unchecked Sendable {
     }
 
     @inline(__always)
-    func withLock<T>(_ body: () throws -> T) rethrows -> T {
+    public func withLock<T>(_ body: () throws -> T) rethrows -> T {
         pthread_mutex_lock(m)
         defer { pthread_mutex_unlock(m) }
         return try body()

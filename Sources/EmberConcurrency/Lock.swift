@@ -1,13 +1,15 @@
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
-/// Responsible for: a plain pthread mutex (ThreadSanitizer understands it; see DEVELOPERS notes on
-/// `Synchronization.Mutex` false positives). Never held while user code runs, except by
-/// `ListenerToken`, whose lock exists exactly to wait for a running callback.
+/// Responsible for: a plain pthread mutex. ThreadSanitizer understands it, where
+/// `Synchronization.Mutex` gives false positives. Never held while user code runs, except by a
+/// listener token's lock, which exists exactly to wait for a running callback.
 ///
 ///     let lock = Lock(); lock.withLock { counter += 1 }
-public final class Lock: @unchecked Sendable {
+public final class Lock: @unchecked Sendable { // the mutex is the synchronization
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
 
     public init() {
@@ -30,5 +32,6 @@ public final class Lock: @unchecked Sendable {
         return try body()
     }
 
+    /// The mutex, for a `Condition` waiting on it.
     var raw: UnsafeMutablePointer<pthread_mutex_t> { mutex }
 }
