@@ -5,7 +5,7 @@ import EmberConcurrency
 
 /// Responsible for: the Firebase-shaped transaction handed to `runTransaction`'s block: reads
 /// (before any write) and buffered writes, committed together if nothing read has changed.
-public final class Transaction: @unchecked Sendable {
+public final class Transaction {
     let firestore: Firestore
     let context: TransactionContext
     init(firestore: Firestore, context: TransactionContext) {

@@ -71,7 +71,7 @@ public final class FieldPath: NSObject, Sendable {
 /// Responsible for: the sentinel values of writes: server timestamp, delete, increment, array union/remove.
 ///
 ///     ref.updateData(["count": FieldValue.increment(Int64(1)), "old": FieldValue.delete()])
-public final class FieldValue: NSObject, @unchecked Sendable {
+public final class FieldValue: NSObject {
     enum Kind {
         case delete
         case serverTimestamp

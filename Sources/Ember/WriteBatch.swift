@@ -1,22 +1,25 @@
 import Foundation
 import EmberModel
 import EmberCore
+import EmberConcurrency
 
 /// Responsible for: an atomic group of up to 500 writes, applied locally at once on commit and
 /// acknowledged together. An invalid write is reported by `commit`.
 ///
 ///     let b = db.batch(); b.setData(["a": 1], forDocument: ref); b.deleteDocument(other); b.commit()
-public final class WriteBatch: @unchecked Sendable {
+public final class WriteBatch: Sendable {
     let firestore: Firestore
-    private var mutations: [Mutation] = []
-    private var error: Error?
-    private var committed = false
+    /// The writes so far, the first invalid write's error, and whether `commit` ran.
+    private struct State { var mutations: [Mutation] = []; var error: Error?; var committed = false }
+    private let state = LockedValueBox(State())
 
     init(firestore: Firestore) { self.firestore = firestore }
 
     private func add(_ make: () throws -> Mutation) -> WriteBatch {
-        if error == nil {
-            do { mutations.append(try make()) } catch { self.error = error }
+        state.withLockedValue { s in
+            if s.error == nil {
+                do { s.mutations.append(try make()) } catch { s.error = error }
+            }
         }
         return self
     }
@@ -45,10 +48,13 @@ public final class WriteBatch: @unchecked Sendable {
     public func commit() { commit(completion: nil) }
 
     public func commit(completion: ((Error?) -> Void)?) {
-        if committed {
+        let (wasCommitted, error, mutations) = state.withLockedValue { s in
+            defer { s.committed = true }
+            return (s.committed, s.error, s.mutations)
+        }
+        if wasCommitted {
             return firestore.deliver(.failure(EmberError(.failedPrecondition, "A write batch cannot be used after commit().")), completion)
         }
-        committed = true
         if let e = error { return firestore.deliver(.failure(e), completion) }
         if mutations.isEmpty { return firestore.deliver(.success(()), completion) }
         do {

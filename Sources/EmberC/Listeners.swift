@@ -9,7 +9,7 @@ import EmberCore
 // remove returns the callback is not running and never runs again; ctx_free runs from its onGone.
 
 /// The caller's context and its free function: one per listener (counted as a live object).
-final class ListenerContext: Counted, @unchecked Sendable {
+final class ListenerContext: Counted {
     let ctx: UnsafeMutableRawPointer?
     let ctxFree: ember_ctx_free?
     /// Who owns `ctx` once the listener is over: 0 undecided; 1 the caller (the listener failed

@@ -7,7 +7,7 @@ import EmberCore
 // order-by; start, end and limit once each; SEMANTICS.md 18-19). Each step is checked at once and
 // leaves the query unchanged when refused; reading it once (get) and its remove-all.
 
-final class CTreeQuery: Counted, @unchecked Sendable {
+final class CTreeQuery: Counted {
     let db: DBHandle
     let path: TreePath
     private let lock = Lock()

@@ -10,7 +10,7 @@ import Glibc
 // multi-path update, remove) and the blocking read at that location.
 
 /// The object behind `ember_ref *`: the database's handle and a validated path. Immutable.
-final class CRef: Counted, @unchecked Sendable {
+final class CRef: Counted {
     let db: DBHandle
     let path: TreePath
     /// NUL-terminated copies for the borrowed accessors (freed with the ref).

@@ -10,7 +10,7 @@ import Glibc
 // (reference counted): key, existence, child count, the value in either format (its own
 // children in the query's order), and child snapshots (in order, made once, owned by the parent).
 
-final class CTreeSnapshot: Counted, @unchecked Sendable {
+final class CTreeSnapshot: Counted {
     let snap: TreeSnapshot
     private let lock = Lock()
     private var keyC: UnsafeMutablePointer<CChar>?

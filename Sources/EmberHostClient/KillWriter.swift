@@ -26,7 +26,7 @@ import Foundation
 ///
 /// Exit status 2 (state on stderr) on a timeout, a listener error or a refused write.
 enum KillWriter {
-    final class Seen: @unchecked Sendable {
+    final class Seen {
         let lock = NSLock()
         var synced = false
         var online = false
@@ -154,11 +154,10 @@ enum KillWriter {
     }
 
     /// A flag set once from another thread.
-    final class Box: @unchecked Sendable {
-        private let lock = NSLock()
-        private var value = false
-        func set() { lock.locked { value = true } }
-        var isSet: Bool { lock.locked { value } }
+    final class Box: Sendable {
+        private let value = LockedValueBox(false)
+        func set() { value.withLockedValue { $0 = true } }
+        var isSet: Bool { value.current }
     }
 }
 

@@ -28,7 +28,7 @@ let (host, collection, name) = (args[1], args[2], args[3])
 let everyone = args[4].split(separator: ",").map(String.init)
 
 /// What the listener saw, read by the main thread.
-final class State: @unchecked Sendable {
+final class State: @unchecked Sendable { // every field is read and written under `lock`
     let lock = NSLock()
     var synced = false
     var rounds: [String: Int] = [:]

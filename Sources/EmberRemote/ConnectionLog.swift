@@ -24,7 +24,7 @@ import Glibc
 ///     // last answered; most recent error: ...: handshakeFailed(...WRONG_VERSION_NUMBER); retrying
 ///     // in 1.2 s. Writes stay queued ... The server may not speak TLS ...: turn it off: ssl=False ...
 ///     log.reached()                      // the server answered: the count starts again
-public final class ConnectionLog: @unchecked Sendable {
+public final class ConnectionLog {
     public typealias Handler = @Sendable (String) -> Void
 
     let address: String

@@ -18,7 +18,7 @@ import GRPCNIOTransportHTTP2
 ///     let server = try RemoteBackend(host: "127.0.0.1", port: 8080)
 ///     let client = EmberClient(persistence: MemoryPersistence(), backend: Backend(persistence: MemoryPersistence()),
 ///                              documents: server)
-public final class RemoteBackend: BackendEndpoint, @unchecked Sendable {
+public final class RemoteBackend: BackendEndpoint {
     public let host: String
     public let port: Int
     let codec: RemoteCodec

@@ -313,7 +313,7 @@ public final class EmberServer: @unchecked Sendable {
 }
 
 /// Responsible for: the tree port once bound, read from any thread.
-final class LockedPort: @unchecked Sendable {
+final class LockedPort {
     private let lock = NSLock()
     private var port: Int?
     func set(_ p: Int) { lock.lock(); port = p; lock.unlock() }

@@ -184,25 +184,23 @@ public class DatabaseQuery: @unchecked Sendable {
 
 /// Responsible for: letting a single-event observer fire once and then remove itself, whether
 /// its first event comes before or after its token is known.
-final class Once: @unchecked Sendable {
-    private let lock = Lock()
-    private var fired = false
-    private var token: ListenerToken?
+final class Once: Sendable {
+    private let state = LockedValueBox<(fired: Bool, token: ListenerToken?)>((false, nil))
 
     func fire() -> Bool {
-        let (first, t): (Bool, ListenerToken?) = lock.withLock {
-            if fired { return (false, nil) }
-            fired = true
-            return (true, token)
+        let (first, t): (Bool, ListenerToken?) = state.withLockedValue { s in
+            if s.fired { return (false, nil) }
+            s.fired = true
+            return (true, s.token)
         }
         t?.remove()
         return first
     }
 
     func attach(_ t: ListenerToken?) {
-        let removeNow: Bool = lock.withLock {
-            token = t
-            return fired
+        let removeNow: Bool = state.withLockedValue { s in
+            s.token = t
+            return s.fired
         }
         if removeNow { t?.remove() }
     }

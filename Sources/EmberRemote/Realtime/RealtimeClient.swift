@@ -324,7 +324,7 @@ final class UpgradeRequest: ChannelInboundHandler, RemovableChannelHandler, Send
 }
 
 /// Responsible for: a WebSocket's text frames (pings answered, a close closing), handed on.
-final class FrameReader: ChannelInboundHandler, @unchecked Sendable {
+final class FrameReader: ChannelInboundHandler {
     typealias InboundIn = WebSocketFrame
     typealias OutboundOut = WebSocketFrame
 
@@ -350,7 +350,7 @@ final class FrameReader: ChannelInboundHandler, @unchecked Sendable {
 }
 
 /// Responsible for: passing on the error that ends a connection's pipeline (it is closed).
-final class ErrorRecorder: ChannelInboundHandler, @unchecked Sendable {
+final class ErrorRecorder: ChannelInboundHandler {
     typealias InboundIn = NIOAny
     private let record: (Error) -> Void
     init(_ record: @escaping (Error) -> Void) { self.record = record }
@@ -367,7 +367,7 @@ struct RealtimeConnectionError: Error, CustomStringConvertible {
 }
 
 /// Responsible for: a weak reference to a client that closures on other threads may hold.
-final class WeakClient: @unchecked Sendable {
+final class WeakClient {
     weak var client: RealtimeClient?
     init(_ client: RealtimeClient) { self.client = client }
 }

@@ -313,7 +313,7 @@ public final class RemoteTreeLink: TreeLink, RealtimeClientDelegate, @unchecked 
 
 /// Responsible for: opening `RemoteTreeLink`s to one tree host (an `EmberClient`'s `tree`), and
 /// summing what they received (`childrenReceived`, for tests and benchmarks).
-public final class RemoteTreeEndpoint: TreeEndpoint, @unchecked Sendable {
+public final class RemoteTreeEndpoint: TreeEndpoint {
     public let settings: RealtimeClient.Settings
     public let token: String?
     private let lock = NSLock()
@@ -339,7 +339,7 @@ public final class RemoteTreeEndpoint: TreeEndpoint, @unchecked Sendable {
 }
 
 /// Responsible for: a weak reference to a link an endpoint opened.
-final class WeakTreeLink: @unchecked Sendable {
+final class WeakTreeLink {
     weak var link: RemoteTreeLink?
     init(_ link: RemoteTreeLink) { self.link = link }
 }

@@ -16,7 +16,7 @@ import NIOPosix
 ///
 ///     let http = TreeHTTPServer(rest: rest, group: group, logger: logger)
 ///     let port = try await http.start(host: "127.0.0.1", port: 9000)
-final class TreeHTTPServer: @unchecked Sendable {
+final class TreeHTTPServer {
     private let rest: TreeREST
     private let tls: NIOSSLContext?
     private let backend: Backend
@@ -190,7 +190,7 @@ final class TreeHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
 }
 
 /// Responsible for: the tree port's open connections, each forgotten when it closes. Thread-safe.
-final class OpenChannels: @unchecked Sendable {
+final class OpenChannels {
     private let lock = NSLock()
     private var channels: [ObjectIdentifier: Channel] = [:]
 

@@ -8,7 +8,7 @@ import NIOCore
 ///
 ///     guard unread.admit(n, closing: channel) else { return }
 ///     channel.writeAndFlush(data).whenComplete { _ in unread.written(n) }
-final class UnreadBound: @unchecked Sendable {
+final class UnreadBound {
     static let defaultLimit = 16 << 20
 
     let limit: Int
