@@ -90,8 +90,13 @@ var serverTargets: [Target] {
             .product(name: "GRPCCore", package: "grpc-swift-2"),
             .product(name: "GRPCProtobuf", package: "grpc-swift-protobuf"),
         ]),
+        // The one Firestore wire codec (values, documents, names, times) of the server and its clients.
+        .target(name: "EmberWire", dependencies: [
+            "EmberModel", "EmberFirestoreProto",
+            .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+        ]),
         .target(name: "EmberServer", dependencies: [
-            "EmberModel", "EmberStorage", "EmberBackend", "EmberFirestoreProto", "EmberRules", "EmberTreeRules",
+            "EmberModel", "EmberStorage", "EmberBackend", "EmberConcurrency", "EmberWire", "EmberFirestoreProto", "EmberRules", "EmberTreeRules",
             .product(name: "JWTKit", package: "jwt-kit"),
             .product(name: "NIOSSL", package: "swift-nio-ssl"),
             .product(name: "NIOCore", package: "swift-nio"),
@@ -107,7 +112,7 @@ var serverTargets: [Target] {
         // A server as the core's backend (issue 12): a BackendLink over the Listen and Write
         // streams and the unary calls. Beside the core: nothing in EmberCore imports it.
         .target(name: "EmberRemote", dependencies: [
-            "EmberModel", "EmberStorage", "EmberBackend", "EmberConcurrency", "EmberFirestoreProto",
+            "EmberModel", "EmberStorage", "EmberBackend", "EmberConcurrency", "EmberWire", "EmberFirestoreProto",
             // The tree's realtime protocol (WebSocket) to a tree host.
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
@@ -129,7 +134,7 @@ var serverTargets: [Target] {
             .product(name: "GRPCNIOTransportHTTP2", package: "grpc-swift-nio-transport"),
         ], path: "bench/server-swift"),
         .testTarget(name: "EmberRemoteTests", dependencies: [
-            "EmberRemote", "EmberServer", "EmberCore", "EmberModel", "EmberStorage", "EmberBackend", "Ember", "EmberConcurrency",
+            "EmberRemote", "EmberServer", "EmberWire", "EmberCore", "EmberModel", "EmberStorage", "EmberBackend", "Ember", "EmberConcurrency",
             .product(name: "JWTKit", package: "jwt-kit"),
         ]),
         // A Swift client process of the mixed-language tests (Tests/remote): Ember over `host`.
@@ -140,7 +145,7 @@ var serverTargets: [Target] {
             "Ember", "EmberCore", "EmberModel", "EmberRemote", "EmberStorage", "EmberBackend", "EmberConcurrency",
         ], path: "bench/remote-swift"),
         .testTarget(name: "EmberServerTests", dependencies: [
-            "EmberServer", "EmberFirestoreProto", "EmberModel", "EmberBackend", "EmberStorage",
+            "EmberServer", "EmberWire", "EmberFirestoreProto", "EmberModel", "EmberBackend", "EmberStorage",
             .product(name: "GRPCCore", package: "grpc-swift-2"),
             .product(name: "GRPCProtobuf", package: "grpc-swift-protobuf"),
             .product(name: "SwiftProtobuf", package: "swift-protobuf"),

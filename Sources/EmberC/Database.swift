@@ -84,15 +84,13 @@ func writeCompletion(_ cb: ember_write_cb?, _ ctx: UnsafeMutableRawPointer?) -> 
     let c = UncheckedContext(ctx)
     return { e in
         var ev = errorValue(e)
-        cb(c.pointer, &ev)
+        cb(c.value, &ev)
     }
 }
 
-/// A caller's context pointer carried into closures that run on other threads.
-struct UncheckedContext: @unchecked Sendable {
-    let pointer: UnsafeMutableRawPointer?
-    init(_ p: UnsafeMutableRawPointer?) { pointer = p }
-}
+/// A caller's context pointer carried into closures that run on other threads: the C caller
+/// hands it over with the callback, and only the callback uses it.
+typealias UncheckedContext = HandedOver<UnsafeMutableRawPointer?>
 
 @_cdecl("ember_db_wait_for_pending_writes")
 public func ember_db_wait_for_pending_writes(_ db: OpaquePointer?, _ cb: ember_write_cb?, _ ctx: UnsafeMutableRawPointer?,
@@ -107,16 +105,13 @@ public func ember_db_wait_for_pending_writes(_ db: OpaquePointer?, _ cb: ember_w
             throw EmberError(.failedPrecondition, "ember_db_wait_for_pending_writes with a NULL callback would block the event thread it waits for; pass a callback")
         }
         let sem = Semaphore()
-        let box = ErrorBox()
-        try client.waitForPendingWrites { e in box.error = e; sem.signal() }
+        let box = LockedValueBox<EmberError?>(nil)
+        try client.waitForPendingWrites { e in box.withLockedValue { $0 = e }; sem.signal() }
         sem.wait()
-        if let e = box.error { throw e }
+        if let e = box.current { throw e }
         return true
     }
 }
-
-/// Carries an error from a completion to the waiting thread (the semaphore orders the accesses).
-final class ErrorBox: @unchecked Sendable { var error: EmberError? }
 
 /// ember_db_list_collection_ids: the collections under a document (or the root) as an array of
 /// ids in `format` (an owned buffer).

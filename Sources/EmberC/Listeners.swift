@@ -84,7 +84,7 @@ enum Listeners {
         try query.validateForExecution()
         let c = UncheckedContext(ctx)
         return try start(db, client, ctx, ctxFree) { _, token in
-            try client.listen(query, options: options, token: token) { event in deliver(c.pointer, event) }
+            try client.listen(query, options: options, token: token) { event in deliver(c.value, event) }
         }
     }
 

@@ -44,12 +44,12 @@ enum TreeObservers {
                     case .event(_, let snap, let prev):
                         let s = CTreeSnapshot(snap)
                         withExtendedLifetime(s) {
-                            if let prev { prev.withCString { cb(c.pointer, unretained(s), $0, nil) } }
-                            else { cb(c.pointer, unretained(s), nil, nil) }
+                            if let prev { prev.withCString { cb(c.value, unretained(s), $0, nil) } }
+                            else { cb(c.value, unretained(s), nil, nil) }
                         }
                     case .cancelled(let e):
                         var ev = errorValue(e)
-                        cb(c.pointer, nil, nil, &ev)
+                        cb(c.value, nil, nil, &ev)
                     }
                 }
             } catch {

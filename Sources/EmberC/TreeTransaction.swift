@@ -39,7 +39,7 @@ public func ember_ref_transaction(_ r: OpaquePointer?, _ format: Int32, _ applyL
                 return .fail(EmberError(.internal, "The current value could not be encoded"))
             }
             defer { free(buffer) }
-            let write = withExtendedLifetime(tx) { update(c.pointer, UnsafeRawPointer(buffer), len, unretained(tx)) }
+            let write = withExtendedLifetime(tx) { update(c.value, UnsafeRawPointer(buffer), len, unretained(tx)) }
             if !write { return .abort }
             if let e = tx.error { return .fail(e) }
             return .write(tx.value)
@@ -47,9 +47,9 @@ public func ember_ref_transaction(_ r: OpaquePointer?, _ format: Int32, _ applyL
             var ev = errorValue(error)
             if let value {
                 let s = CTreeSnapshot(TreeSnapshot(path: path, value: value))
-                withExtendedLifetime(s) { done(c.pointer, &ev, committed, unretained(s)) }
+                withExtendedLifetime(s) { done(c.value, &ev, committed, unretained(s)) }
             } else {
-                done(c.pointer, &ev, committed, nil)
+                done(c.value, &ev, committed, nil)
             }
         })
         return true

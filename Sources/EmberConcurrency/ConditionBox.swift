@@ -1,6 +1,6 @@
 /// Responsible for: a value under a lock with a condition, for a thread that waits until the value
 /// is ready (a semaphore's count, a gate's state). Waiters are woken by `update`.
-public final class ConditionBox<Value>: @unchecked Sendable { // `value` is only reached under `lock`
+public final class ConditionBox<Value> {
     private let lock = Lock()
     private let cond = Condition()
     private var value: Value
@@ -33,3 +33,6 @@ public final class ConditionBox<Value>: @unchecked Sendable { // `value` is only
         return try body(&value)
     }
 }
+
+// `value` is only reached under `lock`, so the box is as Sendable as its value.
+extension ConditionBox: @unchecked Sendable where Value: Sendable {}

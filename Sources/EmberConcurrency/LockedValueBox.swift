@@ -3,7 +3,7 @@
 ///
 ///     let count = LockedValueBox(0)
 ///     count.withLockedValue { $0 += 1 }
-public final class LockedValueBox<Value>: @unchecked Sendable { // `value` is only reached under `lock`
+public final class LockedValueBox<Value> {
     private let lock = Lock()
     private var value: Value
 
@@ -19,3 +19,6 @@ public final class LockedValueBox<Value>: @unchecked Sendable { // `value` is on
     /// A copy of the value.
     public var current: Value { withLockedValue { $0 } }
 }
+
+// `value` is only reached under `lock`, so the box is as Sendable as its value.
+extension LockedValueBox: @unchecked Sendable where Value: Sendable {}

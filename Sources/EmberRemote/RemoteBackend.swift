@@ -4,6 +4,7 @@ import Foundation
 import EmberBackend
 import EmberFirestoreProto
 import EmberModel
+import EmberWire
 import EmberStorage
 import GRPCCore
 import GRPCNIOTransportHTTP2
@@ -21,7 +22,7 @@ import GRPCNIOTransportHTTP2
 public final class RemoteBackend: BackendEndpoint {
     public let host: String
     public let port: Int
-    let codec: RemoteCodec
+    let remoteDatabase: RemoteDatabase
     /// What the links opened on this backend received (for tests and benchmarks).
     public let stats = RemoteStats()
     /// Tells each failed attempt to reach the server (stderr by default).
@@ -50,9 +51,9 @@ public final class RemoteBackend: BackendEndpoint {
         }
         self.host = host
         self.port = port
-        var codec = RemoteCodec(project: project, databaseId: database)
-        codec.authToken = authToken
-        self.codec = codec
+        var remoteDatabase = try RemoteDatabase(project: project, database: database)
+        remoteDatabase.authToken = authToken
+        self.remoteDatabase = remoteDatabase
         connectionLog = ConnectionLog(address: RemoteAddress(host: host, port: port).description, tls: tls)
         let target: any ResolvableTarget
         if host.split(separator: ".").count == 4, host.allSatisfy({ $0.isNumber || $0 == "." }) {

@@ -1,6 +1,7 @@
 import EmberBackend
 import EmberFirestoreProto
 import EmberModel
+import EmberWire
 import GRPCCore
 import GRPCNIOTransportHTTP2
 
@@ -14,7 +15,7 @@ typealias FirestoreClient = Google_Firestore_V1_Firestore.Client<HTTP2ClientTran
 ///     let docs = try await calls.batchGet([key])      // one state per key, in order
 struct RemoteCalls: Sendable {
     let client: FirestoreClient
-    let codec: RemoteCodec
+    let database: RemoteDatabase
     var timeout: Duration = .seconds(30)
 
     private var options: CallOptions {
@@ -28,20 +29,20 @@ struct RemoteCalls: Sendable {
     func batchGet(_ keys: [DocumentKey]) async throws -> FetchedDocuments {
         guard !keys.isEmpty else { return FetchedDocuments(documents: [], readVersion: 0) }
         var req = Google_Firestore_V1_BatchGetDocumentsRequest()
-        req.database = codec.database
-        req.documents = keys.map(codec.name(of:))
-        let codec = self.codec
+        req.database = database.name
+        req.documents = keys.map(database.codec.name(of:))
+        let database = self.database
         let (found, missing, version): ([DocumentKey: Document], [DocumentKey: Int64], Int64) =
-            try await client.batchGetDocuments(req, metadata: codec.metadata, options: options) { response in
+            try await client.batchGetDocuments(req, metadata: database.metadata, options: options) { response in
                 var found: [DocumentKey: Document] = [:]
                 var missing: [DocumentKey: Int64] = [:]
                 var version: Int64 = 0
                 for try await r in response.messages {
-                    let readTime = RemoteCodec.micros(r.readTime)
+                    let readTime = WireCodec.micros(r.readTime)
                     version = max(version, readTime)
                     switch r.result {
-                    case .found(let d)?: let doc = try codec.document(d); found[doc.key] = doc
-                    case .missing(let name)?: missing[try codec.key(name)] = readTime
+                    case .found(let d)?: let doc = try database.codec.document(d); found[doc.key] = doc
+                    case .missing(let name)?: missing[try database.codec.key(name)] = readTime
                     case nil: break
                     }
                 }
@@ -57,17 +58,17 @@ struct RemoteCalls: Sendable {
             let got = try await batchGet([key])
             return (got.documents.filter { $0.exists }, got.readVersion)
         }
-        let wq = RemoteQuery(query, codec)
+        let wq = RemoteQuery(query, database.codec)
         var req = Google_Firestore_V1_RunQueryRequest()
         req.parent = wq.parent
         req.structuredQuery = wq.structured
-        let codec = self.codec
-        let (docs, version): ([Document], Int64) = try await client.runQuery(req, metadata: codec.metadata, options: options) { response in
+        let database = self.database
+        let (docs, version): ([Document], Int64) = try await client.runQuery(req, metadata: database.metadata, options: options) { response in
             var docs: [Document] = []
             var version: Int64 = 0
             for try await r in response.messages {
-                if r.hasReadTime { version = max(version, RemoteCodec.micros(r.readTime)) }
-                if r.hasDocument { docs.append(try codec.document(r.document)) }
+                if r.hasReadTime { version = max(version, WireCodec.micros(r.readTime)) }
+                if r.hasDocument { docs.append(try database.codec.document(r.document)) }
             }
             return (docs, version)
         }
@@ -77,7 +78,7 @@ struct RemoteCalls: Sendable {
     /// The number of documents in the query's result (limit applied).
     func count(_ query: Query) async throws -> Int {
         if query.documentKey != nil { return try await runQuery(query).0.count }
-        let wq = RemoteQuery(query, codec)
+        let wq = RemoteQuery(query, database.codec)
         var agg = Google_Firestore_V1_StructuredAggregationQuery()
         agg.structuredQuery = wq.structured
         var count = Google_Firestore_V1_StructuredAggregationQuery.Aggregation()
@@ -87,7 +88,7 @@ struct RemoteCalls: Sendable {
         var req = Google_Firestore_V1_RunAggregationQueryRequest()
         req.parent = wq.parent
         req.structuredAggregationQuery = agg
-        return try await client.runAggregationQuery(req, metadata: codec.metadata, options: options) { response in
+        return try await client.runAggregationQuery(req, metadata: database.metadata, options: options) { response in
             var n: Int64 = 0
             for try await r in response.messages {
                 if let v = r.result.aggregateFields.last(where: { $0.key == "count" })?.value, case .integerValue(let i)? = v.valueType { n = i }
@@ -99,23 +100,23 @@ struct RemoteCalls: Sendable {
     /// Commits `mutations` atomically outside the Write stream (a transaction's writes and
     /// verifies); the commit time.
     func commit(_ mutations: [Mutation]) async throws -> Int64 {
-        let writes = RemoteWrites(codec: codec)
+        let writes = RemoteWrites(codec: database.codec)
         var req = Google_Firestore_V1_CommitRequest()
-        req.database = codec.database
+        req.database = database.name
         req.writes = mutations.map(writes.write)
-        let r = try await client.commit(req, metadata: codec.metadata, options: options)
-        return RemoteCodec.micros(r.commitTime)
+        let r = try await client.commit(req, metadata: database.metadata, options: options)
+        return WireCodec.micros(r.commitTime)
     }
 
     /// The ids of the collections under `parent` holding a document, every page. (Listing is an
     /// admin operation: without a token of its own the client asks as the emulator's `owner`,
     /// which `ember serve` without rules does not read.)
     func collectionIds(under parent: ResourcePath) async throws -> [String] {
-        var metadata = codec.metadata
-        if codec.authToken == nil { metadata.addString("Bearer owner", forKey: "authorization") }
+        var metadata = database.metadata
+        if database.authToken == nil { metadata.addString("Bearer owner", forKey: "authorization") }
         var ids: [String] = []
         var req = Google_Firestore_V1_ListCollectionIdsRequest()
-        req.parent = codec.name(of: parent)
+        req.parent = database.codec.name(of: parent)
         req.pageSize = 1000
         while true {
             let r = try await client.listCollectionIds(req, metadata: metadata, options: options)

@@ -1,6 +1,7 @@
 import Dispatch
 import EmberBackend
 import EmberModel
+import EmberWire
 import EmberStorage
 import Foundation
 
@@ -26,11 +27,11 @@ final class RemoteLink: BackendLink, @unchecked Sendable {
         self.endpoint = endpoint
         self.client = client
         self.deliveryQueue = deliveryQueue
-        self.calls = RemoteCalls(client: endpoint.firestore, codec: endpoint.codec)
+        self.calls = RemoteCalls(client: endpoint.firestore, database: endpoint.remoteDatabase)
         let send: (BackendEvent) -> Void = { [weak self] e in self?.send(e) }
-        watch = WatchStream(queue: queue, client: endpoint.firestore, calls: calls, codec: endpoint.codec, stats: endpoint.stats,
+        watch = WatchStream(queue: queue, client: endpoint.firestore, calls: calls, database: endpoint.remoteDatabase, stats: endpoint.stats,
                             log: endpoint.connectionLog, deliver: send)
-        writes = WriteStream(queue: queue, client: endpoint.firestore, codec: endpoint.codec, log: endpoint.connectionLog, deliver: send)
+        writes = WriteStream(queue: queue, client: endpoint.firestore, database: endpoint.remoteDatabase, log: endpoint.connectionLog, deliver: send)
     }
 
     /// Called on `queue`: hands an event to the client, in order.

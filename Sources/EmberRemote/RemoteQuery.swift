@@ -1,5 +1,6 @@
 import EmberFirestoreProto
 import EmberModel
+import EmberWire
 
 typealias StructuredQuery = Google_Firestore_V1_StructuredQuery
 
@@ -16,7 +17,7 @@ struct RemoteQuery {
     /// Limit-to-last: the server's result comes in reverse order.
     let reversesResult: Bool
 
-    init(_ query: Query, _ codec: RemoteCodec) {
+    init(_ query: Query, _ codec: WireCodec) {
         var sq = StructuredQuery()
         var from = StructuredQuery.CollectionSelector()
         if let group = query.collectionGroup {
@@ -54,7 +55,7 @@ struct RemoteQuery {
         structured = sq
     }
 
-    static func filter(_ f: Filter, _ codec: RemoteCodec) -> StructuredQuery.Filter {
+    static func filter(_ f: Filter, _ codec: WireCodec) -> StructuredQuery.Filter {
         var w = StructuredQuery.Filter()
         switch f {
         case .composite(let c):

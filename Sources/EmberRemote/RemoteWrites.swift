@@ -1,5 +1,6 @@
 import EmberFirestoreProto
 import EmberModel
+import EmberWire
 
 typealias WireWrite = Google_Firestore_V1_Write
 
@@ -12,7 +13,7 @@ typealias WireWrite = Google_Firestore_V1_Write
 ///
 ///     let w = RemoteWrites(codec: codec).write(mutation)
 struct RemoteWrites {
-    let codec: RemoteCodec
+    let codec: WireCodec
 
     func write(_ m: Mutation) -> WireWrite {
         var w = WireWrite()
@@ -38,7 +39,7 @@ struct RemoteWrites {
         switch m.precondition {
         case .none: break
         case .exists(let e): w.currentDocument.exists = e
-        case .updateTime(let t): w.currentDocument.updateTime = RemoteCodec.timestamp(micros: t)
+        case .updateTime(let t): w.currentDocument.updateTime = WireCodec.timestamp(micros: t)
         }
         return w
     }
@@ -71,7 +72,7 @@ struct RemoteWrites {
     /// The result of one write: the document's update time (the commit time when the server sent
     /// none, as after a delete) and its transforms' values.
     func result(_ r: Google_Firestore_V1_WriteResult, commitTime: Int64) throws -> MutationResult {
-        MutationResult(version: r.hasUpdateTime ? RemoteCodec.micros(r.updateTime) : commitTime,
-                       transformResults: try r.transformResults.map(codec.value))
+        MutationResult(version: r.hasUpdateTime ? WireCodec.micros(r.updateTime) : commitTime,
+                       transformResults: try r.transformResults.map { try codec.value($0) })
     }
 }

@@ -1,5 +1,6 @@
 import EmberFirestoreProto
 import EmberModel
+import EmberWire
 import Foundation
 
 typealias ListenResponse = Google_Firestore_V1_ListenResponse
@@ -63,8 +64,8 @@ final class WatchAggregator {
     /// Documents the server sent (DocumentChange messages), for the resume figures.
     private(set) var documentsReceived = 0
 
-    let codec: RemoteCodec
-    init(codec: RemoteCodec) { self.codec = codec }
+    let codec: WireCodec
+    init(codec: WireCodec) { self.codec = codec }
 
     /// With a `resumeToken` the client stored along with the documents `knownKeys` names, the
     /// target starts as one resumed on a new stream: delivered, holding those keys.
@@ -172,7 +173,7 @@ final class WatchAggregator {
                     t.resumeToken = tc.resumeToken
                 }
             }
-            if ids.isEmpty && tc.hasReadTime { return consistentPoint(RemoteCodec.micros(tc.readTime)) }
+            if ids.isEmpty && tc.hasReadTime { return consistentPoint(WireCodec.micros(tc.readTime)) }
         case .current:
             for id in ids {
                 guard let t = targets[id] else { continue }

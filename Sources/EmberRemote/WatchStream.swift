@@ -2,6 +2,7 @@ import Dispatch
 import EmberBackend
 import EmberFirestoreProto
 import EmberModel
+import EmberWire
 import Foundation
 import GRPCCore
 
@@ -26,7 +27,7 @@ final class WatchStream: @unchecked Sendable {
     private let queue: DispatchQueue
     private let client: FirestoreClient
     private let calls: RemoteCalls
-    private let codec: RemoteCodec
+    private let database: RemoteDatabase
     private let deliver: (BackendEvent) -> Void
     private let stats: RemoteStats
     private let log: ConnectionLog
@@ -50,16 +51,16 @@ final class WatchStream: @unchecked Sendable {
     }
     private var outbox: [Outgoing] = []
 
-    init(queue: DispatchQueue, client: FirestoreClient, calls: RemoteCalls, codec: RemoteCodec, stats: RemoteStats,
+    init(queue: DispatchQueue, client: FirestoreClient, calls: RemoteCalls, database: RemoteDatabase, stats: RemoteStats,
          log: ConnectionLog, deliver: @escaping (BackendEvent) -> Void) {
         self.queue = queue
         self.stats = stats
         self.log = log
         self.client = client
         self.calls = calls
-        self.codec = codec
+        self.database = database
         self.deliver = deliver
-        self.aggregator = WatchAggregator(codec: codec)
+        self.aggregator = WatchAggregator(codec: database.codec)
     }
 
     /// With a `resumeToken` (stored by the client with what `knownKeys` names) the target is
@@ -74,7 +75,7 @@ final class WatchStream: @unchecked Sendable {
         guard aggregator.targets[id] != nil else { return }
         aggregator.remove(id)
         var req = ListenRequest()
-        req.database = codec.database
+        req.database = database.name
         req.removeTarget = id
         sink?.yield(req)
     }
@@ -93,14 +94,14 @@ final class WatchStream: @unchecked Sendable {
         target.targetID = id
         if t.delivered, let token = t.resumeToken { target.resumeToken = token }
         if let key = t.query.documentKey {
-            target.documents.documents = [codec.name(of: key)]
+            target.documents.documents = [database.codec.name(of: key)]
         } else {
-            let wq = RemoteQuery(t.query, codec)
+            let wq = RemoteQuery(t.query, database.codec)
             target.query.parent = wq.parent
             target.query.structuredQuery = wq.structured
         }
         var req = ListenRequest()
-        req.database = codec.database
+        req.database = database.name
         req.addTarget = target
         return req
     }
@@ -117,13 +118,13 @@ final class WatchStream: @unchecked Sendable {
         for id in aggregator.targets.keys.sorted() { sink.yield(addRequest(id)) }
         let client = self.client
         let queue = self.queue
-        let codec = self.codec
+        let database = self.database
         Task { [self] in
             let failure: Error?
             do {
                 var options = CallOptions.defaults
                 options.waitForReady = false
-                try await client.listen(metadata: codec.metadata, options: options, requestProducer: { w in
+                try await client.listen(metadata: database.metadata, options: options, requestProducer: { w in
                     for await r in requests { try await w.write(r) }
                 }, onResponse: { response in
                     for try await m in response.messages { queue.async { self.received(m, gen) } }
@@ -154,7 +155,7 @@ final class WatchStream: @unchecked Sendable {
         }
         for id in aggregator.takeRelisten() {
             var remove = ListenRequest()
-            remove.database = codec.database
+            remove.database = database.name
             remove.removeTarget = id
             sink?.yield(remove)
             sink?.yield(addRequest(id))

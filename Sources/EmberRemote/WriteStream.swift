@@ -2,6 +2,7 @@ import Dispatch
 import EmberBackend
 import EmberFirestoreProto
 import EmberModel
+import EmberWire
 import Foundation
 import GRPCCore
 
@@ -22,7 +23,7 @@ typealias WriteResponse = Google_Firestore_V1_WriteResponse
 final class WriteStream: @unchecked Sendable {
     private let queue: DispatchQueue
     private let client: FirestoreClient
-    private let codec: RemoteCodec
+    private let database: RemoteDatabase
     private let log: ConnectionLog
     private let deliver: (BackendEvent) -> Void
 
@@ -37,11 +38,11 @@ final class WriteStream: @unchecked Sendable {
     private var restartScheduled = false
     private var closed = false
 
-    init(queue: DispatchQueue, client: FirestoreClient, codec: RemoteCodec, log: ConnectionLog,
+    init(queue: DispatchQueue, client: FirestoreClient, database: RemoteDatabase, log: ConnectionLog,
          deliver: @escaping (BackendEvent) -> Void) {
         self.queue = queue
         self.client = client
-        self.codec = codec
+        self.database = database
         self.log = log
         self.deliver = deliver
     }
@@ -70,17 +71,17 @@ final class WriteStream: @unchecked Sendable {
         let (requests, sink) = AsyncStream.makeStream(of: WriteRequest.self)
         self.sink = sink
         var hello = WriteRequest()
-        hello.database = codec.database
+        hello.database = database.name
         sink.yield(hello)
         let client = self.client
         let queue = self.queue
-        let codec = self.codec
+        let database = self.database
         Task { [self] in
             let failure: Error?
             do {
                 var options = CallOptions.defaults
                 options.waitForReady = false
-                try await client.write(metadata: codec.metadata, options: options, requestProducer: { w in
+                try await client.write(metadata: database.metadata, options: options, requestProducer: { w in
                     for await r in requests { try await w.write(r) }
                 }, onResponse: { response in
                     for try await m in response.messages { queue.async { self.received(m, gen) } }
@@ -95,7 +96,7 @@ final class WriteStream: @unchecked Sendable {
 
     private func sendQueued() {
         guard let sink else { return }
-        let writes = RemoteWrites(codec: codec)
+        let writes = RemoteWrites(codec: database.codec)
         while sent < queued.count {
             var req = WriteRequest()
             req.streamToken = token
@@ -118,8 +119,8 @@ final class WriteStream: @unchecked Sendable {
         guard sent > 0 else { return }
         let batch = queued.removeFirst()
         sent -= 1
-        let commitTime = RemoteCodec.micros(r.commitTime)
-        let writes = RemoteWrites(codec: codec)
+        let commitTime = WireCodec.micros(r.commitTime)
+        let writes = RemoteWrites(codec: database.codec)
         do {
             let results = try r.writeResults.map { try writes.result($0, commitTime: commitTime) }
             deliver(.acknowledged(batchId: batch.batchId, version: commitTime, results: results))

@@ -1,5 +1,6 @@
 import EmberFirestoreProto
 import EmberModel
+import EmberWire
 
 /// Responsible for: RunAggregationQuery's count, sum and avg over a query's result, as
 /// Firestore computes them: count (capped by `up_to`); sum of the numeric values only, an integer

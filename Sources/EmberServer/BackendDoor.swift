@@ -1,6 +1,7 @@
 import Dispatch
 import EmberBackend
 import EmberModel
+import EmberWire
 import GRPCCore
 
 /// Responsible for: the server's one connection to the backend for request/response calls

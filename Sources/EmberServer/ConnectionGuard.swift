@@ -1,4 +1,5 @@
 import Foundation
+import EmberConcurrency
 import Logging
 import NIOCore
 import NIOSSL
@@ -14,15 +15,14 @@ import NIOSSL
 /// the event loop retry at once, burning a CPU (measured here with SwiftNIO 2.101), while
 /// closing a connection past the limit costs one accept and one close. Thread-safe: called on
 /// the event loops.
-final class ConnectionGuard: @unchecked Sendable {
+final class ConnectionGuard: Sendable {
     let limit: Int
     let handshakeTimeout: TimeAmount
     let silenceTimeout: TimeAmount
     private let logger: Logger
-    private let lock = NSLock()
-    private var open = 0
-    private var refusedSinceLog = 0
-    private var lastLog: ContinuousClock.Instant?
+    /// Open connections, those refused since the last log line, and when that line was.
+    private struct Count { var open = 0; var refusedSinceLog = 0; var lastLog: ContinuousClock.Instant? }
+    private let count = LockedValueBox(Count())
 
     init(limit: Int, handshakeTimeout: Duration, silenceTimeout: Duration, logger: Logger) {
         self.limit = limit
@@ -46,26 +46,27 @@ final class ConnectionGuard: @unchecked Sendable {
     }
 
     /// Open connections now.
-    var openConnections: Int { lock.lock(); defer { lock.unlock() }; return open }
+    var openConnections: Int { count.withLockedValue { $0.open } }
 
     /// Called once per accepted connection, after gRPC configured its pipeline.
     func admit(_ channel: any Channel) -> EventLoopFuture<Void> {
-        lock.lock()
-        open += 1
-        let admitted = open <= limit
-        var report: Int?
-        if !admitted {
-            refusedSinceLog += 1
-            let now = ContinuousClock.now
-            if lastLog.map({ now - $0 >= .seconds(10) }) ?? true {
-                report = refusedSinceLog
-                refusedSinceLog = 0
-                lastLog = now
+        let (admitted, report): (Bool, Int?) = count.withLockedValue { c in
+            c.open += 1
+            let admitted = c.open <= limit
+            var report: Int?
+            if !admitted {
+                c.refusedSinceLog += 1
+                let now = ContinuousClock.now
+                if c.lastLog.map({ now - $0 >= .seconds(10) }) ?? true {
+                    report = c.refusedSinceLog
+                    c.refusedSinceLog = 0
+                    c.lastLog = now
+                }
             }
+            return (admitted, report)
         }
-        lock.unlock()
-        channel.closeFuture.whenComplete { [self] _ in
-            lock.lock(); open -= 1; lock.unlock()
+        channel.closeFuture.whenComplete { [count] _ in
+            count.withLockedValue { $0.open -= 1 }
         }
         if let report {
             logger.warning("connection limit reached: refusing new connections", metadata: [

@@ -4,6 +4,7 @@ import EmberRules
 import EmberTreeRules
 import EmberStorage
 import Foundation
+import EmberConcurrency
 import GRPCCore
 import GRPCNIOTransportHTTP2
 import Logging
@@ -313,9 +314,8 @@ public final class EmberServer: @unchecked Sendable {
 }
 
 /// Responsible for: the tree port once bound, read from any thread.
-final class LockedPort {
-    private let lock = NSLock()
-    private var port: Int?
-    func set(_ p: Int) { lock.lock(); port = p; lock.unlock() }
-    func get() -> Int? { lock.lock(); defer { lock.unlock() }; return port }
+final class LockedPort: Sendable {
+    private let port = LockedValueBox<Int?>(nil)
+    func set(_ p: Int) { port.withLockedValue { $0 = p } }
+    func get() -> Int? { port.current }
 }

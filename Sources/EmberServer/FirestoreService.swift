@@ -1,6 +1,7 @@
 import EmberBackend
 import EmberFirestoreProto
 import EmberModel
+import EmberWire
 import EmberRules
 import Foundation
 import GRPCCore

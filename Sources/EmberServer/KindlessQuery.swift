@@ -1,4 +1,5 @@
 import EmberModel
+import EmberWire
 
 /// Responsible for: kind-less queries, a query over every collection below a parent
 /// (`all_descendants` with an empty `collection_id`, what the Python client's

@@ -2,6 +2,7 @@ import Dispatch
 import EmberBackend
 import EmberFirestoreProto
 import EmberModel
+import EmberWire
 import Foundation
 import GRPCCore
 

@@ -1,6 +1,7 @@
 import EmberFirestoreProto
 import EmberModel
 import Foundation
+import EmberConcurrency
 import GRPCCore
 
 /// Responsible for: the output of one response stream (Listen, RunQuery) that its client has
@@ -160,10 +161,9 @@ final class OutputGate: @unchecked Sendable {
 
 /// Responsible for: the server-wide total of queued response bytes (every `OutputGate`), for
 /// the log and the tests. Thread-safe.
-final class OutputLedger: @unchecked Sendable {
-    private let lock = NSLock()
-    private var total = 0
+final class OutputLedger: Sendable {
+    private let total = LockedValueBox(0)
 
-    func add(_ n: Int) { lock.lock(); total += n; lock.unlock() }
-    var queuedBytes: Int { lock.lock(); defer { lock.unlock() }; return total }
+    func add(_ n: Int) { total.withLockedValue { $0 += n } }
+    var queuedBytes: Int { total.current }
 }

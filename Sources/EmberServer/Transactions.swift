@@ -1,4 +1,5 @@
 import EmberModel
+import EmberWire
 import Foundation
 
 /// Responsible for: the open transactions of the server (BeginTransaction to Commit/Rollback).

@@ -1,5 +1,6 @@
 import EmberFirestoreProto
 import EmberModel
+import EmberWire
 
 /// Responsible for: a query's where clause as the Firestore backend reads it: a tree of
 /// comparisons (atoms) under AND/OR, read from the wire with the backend's messages (unknown

@@ -1,5 +1,6 @@
 import EmberFirestoreProto
 import EmberModel
+import EmberWire
 
 typealias StructuredQuery = Google_Firestore_V1_StructuredQuery
 

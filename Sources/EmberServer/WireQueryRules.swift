@@ -1,5 +1,6 @@
 import EmberFirestoreProto
 import EmberModel
+import EmberWire
 
 /// Responsible for: checking a wire StructuredQuery (and an aggregation query's list) with the
 /// Firestore backend's rules and messages, before WireQuery turns it into Ember's Query, whose

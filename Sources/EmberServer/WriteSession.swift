@@ -1,6 +1,8 @@
 import EmberFirestoreProto
 import EmberModel
+import EmberWire
 import Foundation
+import EmberConcurrency
 import GRPCCore
 
 /// Responsible for: one Write stream, Firestore's handshake then one batch per request: the
@@ -82,33 +84,37 @@ struct WriteSession {
 
 /// Responsible for: the open streams, so that a shutdown ends each with UNAVAILABLE (a stream
 /// would otherwise hold the graceful shutdown open), and no new one starts after it began.
-final class StreamRegistry: @unchecked Sendable {
-    private let lock = NSLock()
-    private var enders: [Int: (@Sendable () -> Void)?] = [:]
-    private var next = 0
-    private(set) var isShuttingDown = false
+final class StreamRegistry: Sendable {
+    private struct State {
+        var enders: [Int: (@Sendable () -> Void)?] = [:]
+        var next = 0
+        var isShuttingDown = false
+    }
+    private let state = LockedValueBox(State())
+
+    var isShuttingDown: Bool { state.withLockedValue { $0.isShuttingDown } }
 
     /// Registers a stream; nil once the shutdown began.
     func register(_ end: (@Sendable () -> Void)?) -> Int? {
-        lock.lock(); defer { lock.unlock() }
-        if isShuttingDown { return nil }
-        next += 1
-        enders[next] = end
-        return next
+        state.withLockedValue { s in
+            if s.isShuttingDown { return nil }
+            s.next += 1
+            s.enders[s.next] = end
+            return s.next
+        }
     }
 
     func unregister(_ token: Int) {
-        lock.lock(); defer { lock.unlock() }
-        enders[token] = nil
+        state.withLockedValue { _ = $0.enders.removeValue(forKey: token) }
     }
 
-    var count: Int { lock.lock(); defer { lock.unlock() }; return enders.count }
+    var count: Int { state.withLockedValue { $0.enders.count } }
 
     func shutDown() {
-        lock.lock()
-        isShuttingDown = true
-        let all = enders.values.compactMap { $0 }
-        lock.unlock()
+        let all = state.withLockedValue { s in
+            s.isShuttingDown = true
+            return s.enders.values.compactMap { $0 }
+        }
         for end in all { end() }
     }
 }

@@ -1,3 +1,4 @@
+import EmberWire
 import EmberFirestoreProto
 import EmberModel
 @testable import EmberRemote
@@ -7,7 +8,7 @@ import XCTest
 /// Ember queries as the wire asks them, read back by the server's own reader (WireQuery): the
 /// same query, order, cursors and limit; limit-to-last reversed; null and NaN as unary filters.
 final class RemoteQueryTests: XCTestCase {
-    let codec = RemoteCodec(project: "demo-ember", databaseId: "(default)")
+    let codec = WireCodec(db: try! DatabaseName(project: "demo-ember", database: "(default)"), keys: .plain)
 
     /// The query the server reads from the wire form, with its database prefix taken off.
     private func roundTrip(_ q: Query) throws -> (RemoteQuery, Query) {

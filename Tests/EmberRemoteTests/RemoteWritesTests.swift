@@ -1,5 +1,6 @@
 import EmberFirestoreProto
 import EmberModel
+import EmberWire
 @testable import EmberRemote
 @testable import EmberServer
 import XCTest
@@ -7,7 +8,7 @@ import XCTest
 /// Ember's mutations as wire writes, read back by the server's own reader (WireWrites), and
 /// write results read as MutationResults.
 final class RemoteWritesTests: XCTestCase {
-    let codec = RemoteCodec(project: "demo-ember", databaseId: "(default)")
+    let codec = WireCodec(db: try! DatabaseName(project: "demo-ember", database: "(default)"), keys: .plain)
     var writes: RemoteWrites { RemoteWrites(codec: codec) }
 
     private func serverReads(_ m: Mutation) throws -> Mutation {
@@ -71,7 +72,7 @@ final class RemoteWritesTests: XCTestCase {
     func testWriteResultsBecomeMutationResults() throws {
         var r = Google_Firestore_V1_WriteResult()
         XCTAssertEqual(try writes.result(r, commitTime: 9), MutationResult(version: 9), "a delete: no update time, the commit time")
-        r.updateTime = RemoteCodec.timestamp(micros: 4)
+        r.updateTime = WireCodec.timestamp(micros: 4)
         r.transformResults = [codec.wire(.int(3))]
         XCTAssertEqual(try writes.result(r, commitTime: 9), MutationResult(version: 4, transformResults: [.int(3)]),
                        "an unchanged document keeps its update time")

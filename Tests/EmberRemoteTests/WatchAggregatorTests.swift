@@ -1,6 +1,7 @@
 import EmberFirestoreProto
 import Foundation
 import EmberModel
+import EmberWire
 @testable import EmberRemote
 import XCTest
 
@@ -8,7 +9,7 @@ import XCTest
 /// results at the first global NO_CHANGE after CURRENT, changes to delivered targets, documents
 /// left without their new state, resets, existence filters and removals with a cause.
 final class WatchAggregatorTests: XCTestCase {
-    let codec = RemoteCodec(project: "p", databaseId: "(default)")
+    let codec = WireCodec(db: try! DatabaseName(project: "p", database: "(default)"), keys: .plain)
     var agg: WatchAggregator!
 
     override func setUp() { agg = WatchAggregator(codec: codec) }
@@ -17,7 +18,7 @@ final class WatchAggregatorTests: XCTestCase {
         var tc = Google_Firestore_V1_TargetChange()
         tc.targetChangeType = type
         tc.targetIds = ids
-        if let readTime { tc.readTime = RemoteCodec.timestamp(micros: readTime) }
+        if let readTime { tc.readTime = WireCodec.timestamp(micros: readTime) }
         if cause != 0 { tc.cause.code = cause; tc.cause.message = "bad target" }
         var r = ListenResponse()
         r.targetChange = tc
@@ -28,8 +29,8 @@ final class WatchAggregatorTests: XCTestCase {
         var dc = Google_Firestore_V1_DocumentChange()
         dc.document.name = codec.name(of: key(path))
         dc.document.fields = [.init(key: "n", value: codec.wire(.int(n)))]
-        dc.document.updateTime = RemoteCodec.timestamp(micros: updated)
-        dc.document.createTime = RemoteCodec.timestamp(micros: updated)
+        dc.document.updateTime = WireCodec.timestamp(micros: updated)
+        dc.document.createTime = WireCodec.timestamp(micros: updated)
         dc.targetIds = ids
         dc.removedTargetIds = removed
         var r = ListenResponse()

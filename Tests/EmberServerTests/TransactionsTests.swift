@@ -1,4 +1,5 @@
 import EmberModel
+import EmberWire
 @testable import EmberServer
 import Foundation
 import XCTest

@@ -1,5 +1,6 @@
 import EmberBackend
 import EmberModel
+import EmberWire
 import EmberRules
 import Foundation
 

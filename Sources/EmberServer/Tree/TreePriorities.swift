@@ -1,5 +1,6 @@
 import EmberModel
 import Foundation
+import EmberConcurrency
 
 /// Responsible for: the tree's priorities on the server, kept beside the data: a namespace's
 /// node at `<path>` has its priority at the stored `.pri/<ns>/<path>/.p` (no user key starts
@@ -41,18 +42,17 @@ enum TreePriorities {
 /// (whether its priorities subtree exists) and marked when a write gives one; it is never
 /// unmarked (a namespace whose priorities were all removed only pays the extra overwrite).
 /// Used on the backend's queue; thread-safe.
-final class TreePriorityFlags: @unchecked Sendable {
-    private let lock = NSLock()
-    private var known: [String: Bool] = [:]
+final class TreePriorityFlags: Sendable {
+    private let known = LockedValueBox<[String: Bool]>([:])
 
     /// Whether `namespace` may hold priorities; `read` reads the stored tree (first time only).
     func mayHave(_ namespace: String, read: (TreePath) -> TreeValue) -> Bool {
-        if let k = lock.withLock({ known[namespace] }) { return k }
+        if let k = known.withLockedValue({ $0[namespace] }) { return k }
         let has = read(TreePriorities.base(namespace)).exists
-        lock.withLock { known[namespace] = (known[namespace] ?? false) || has }
+        known.withLockedValue { $0[namespace] = ($0[namespace] ?? false) || has }
         return has
     }
 
     /// `namespace` now holds priorities.
-    func mark(_ namespace: String) { lock.withLock { known[namespace] = true } }
+    func mark(_ namespace: String) { known.withLockedValue { $0[namespace] = true } }
 }

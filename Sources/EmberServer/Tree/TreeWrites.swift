@@ -1,5 +1,6 @@
 import EmberModel
 import Foundation
+import EmberConcurrency
 
 /// Responsible for: applying one write of any door (REST, the realtime protocol) to a
 /// namespace: its overwrites (a set, an update's children, a delete) with their server values
@@ -59,15 +60,14 @@ struct TreeWrites: Sendable {
 
 /// Responsible for: handing the overwrites a computed write made (on the backend's queue), or
 /// the request's own refusal, back to the request that asked for it. Thread-safe.
-final class WrittenValues: @unchecked Sendable {
-    private let lock = NSLock()
-    private var ops: [TreeWriteOp] = []
-    private var refused: TreeRESTError?
+final class WrittenValues: Sendable {
+    private let ops = LockedValueBox<[TreeWriteOp]>([])
+    private let refused = LockedValueBox<TreeRESTError?>(nil)
     /// Why the request's own checks refused it (the rules, or the expectation with the value found).
     var refusal: TreeRESTError? {
-        get { lock.lock(); defer { lock.unlock() }; return refused }
-        set { lock.lock(); refused = newValue; lock.unlock() }
+        get { refused.current }
+        set { refused.withLockedValue { $0 = newValue } }
     }
-    func set(_ o: [TreeWriteOp]) { lock.lock(); ops = o; lock.unlock() }
-    func get() -> [TreeWriteOp] { lock.lock(); defer { lock.unlock() }; return ops }
+    func set(_ o: [TreeWriteOp]) { ops.withLockedValue { $0 = o } }
+    func get() -> [TreeWriteOp] { ops.current }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import EmberConcurrency
 import NIOCore
 
 /// Responsible for: how much a connection's writer has given its channel that is not written
@@ -8,19 +9,18 @@ import NIOCore
 ///
 ///     guard unread.admit(n, closing: channel) else { return }
 ///     channel.writeAndFlush(data).whenComplete { _ in unread.written(n) }
-final class UnreadBound {
+final class UnreadBound: Sendable {
     static let defaultLimit = 16 << 20
 
     let limit: Int
-    private let lock = NSLock()
-    private var pending = 0
+    private let pending = LockedValueBox(0)
 
     init(limit: Int = UnreadBound.defaultLimit) { self.limit = limit }
 
     /// Counts `n` bytes about to be written; false, with the channel closed and nothing counted,
     /// when they would pass the limit.
     func admit(_ n: Int, closing channel: Channel) -> Bool {
-        let over: Bool = lock.withLock {
+        let over: Bool = pending.withLockedValue { pending in
             if pending + n > limit { return true }
             pending += n
             return false
@@ -30,5 +30,5 @@ final class UnreadBound {
     }
 
     /// `n` admitted bytes were written (or dropped with the channel).
-    func written(_ n: Int) { lock.withLock { pending -= n } }
+    func written(_ n: Int) { pending.withLockedValue { $0 -= n } }
 }

@@ -5,18 +5,18 @@ import EmberModel
 /// database is its own namespace, kept in the one backend under a two-segment prefix that no
 /// client path can reach (`.p:P/.d:D`), so collection-group queries and collection listings of
 /// one database never see another's documents.
-struct DatabaseName: Hashable, Sendable {
-    let project: String
-    let database: String
+public struct DatabaseName: Hashable, Sendable {
+    public let project: String
+    public let database: String
 
     /// `projects/P/databases/D`.
-    var name: String { "projects/\(project)/databases/\(database)" }
+    public var name: String { "projects/\(project)/databases/\(database)" }
     /// `projects/P/databases/D/documents`, the parent of root collections.
-    var documentsRoot: String { name + "/documents" }
+    public var documentsRoot: String { name + "/documents" }
     /// Where this database's documents live in the backend.
-    var prefix: ResourcePath { ResourcePath(segments: [".p:" + project, ".d:" + database]) }
+    public var prefix: ResourcePath { ResourcePath(segments: [".p:" + project, ".d:" + database]) }
 
-    init(project: String, database: String) throws {
+    public init(project: String, database: String) throws {
         for (what, id) in [("project", project), ("database", database)] {
             guard !id.isEmpty, id.utf8.count <= 100,
                   id.utf8.allSatisfy({ c in (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5A) || (c >= 0x61 && c <= 0x7A) || c == 0x2D || c == 0x5F || c == 0x28 || c == 0x29 || c == 0x2E })
@@ -27,7 +27,7 @@ struct DatabaseName: Hashable, Sendable {
     }
 
     /// Parses `projects/P/databases/D`.
-    init(parsing s: String) throws {
+    public init(parsing s: String) throws {
         let parts = splitAtSlashes(s)
         guard parts.count == 4, parts[0] == "projects", parts[2] == "databases" else {
             throw EmberError.invalidArgument("Invalid database name '\(s)': expected projects/{project_id}/databases/{database_id}")
@@ -37,7 +37,7 @@ struct DatabaseName: Hashable, Sendable {
 
     /// Parses `projects/P/databases/D/documents[/PATH]` into the database and the path under it
     /// (the empty path for the documents root).
-    static func parse(resource s: String) throws -> (DatabaseName, ResourcePath) {
+    public static func parse(resource s: String) throws -> (DatabaseName, ResourcePath) {
         let parts = splitAtSlashes(s)
         guard parts.count >= 5, parts[0] == "projects", parts[2] == "databases", parts[4] == "documents" else {
             throw EmberError.invalidArgument("Invalid resource name '\(s)': expected projects/{project_id}/databases/{database_id}/documents/...")
@@ -54,7 +54,7 @@ struct DatabaseName: Hashable, Sendable {
     }
 
     /// The backend key of the document named `s`.
-    static func parse(document s: String) throws -> (DatabaseName, DocumentKey) {
+    public static func parse(document s: String) throws -> (DatabaseName, DocumentKey) {
         let (db, path) = try parse(resource: s)
         guard path.isDocumentPath else {
             throw EmberError.invalidArgument("Document name \"\(s)\" has odd number of segments")
@@ -62,18 +62,18 @@ struct DatabaseName: Hashable, Sendable {
         return (db, db.key(path))
     }
 
-    func key(_ path: ResourcePath) -> DocumentKey { DocumentKey(unchecked: internalPath(path)) }
-    func internalPath(_ path: ResourcePath) -> ResourcePath { ResourcePath(segments: prefix.segments + path.segments) }
+    public func key(_ path: ResourcePath) -> DocumentKey { DocumentKey(unchecked: internalPath(path)) }
+    public func internalPath(_ path: ResourcePath) -> ResourcePath { ResourcePath(segments: prefix.segments + path.segments) }
 
     /// The client's path of a backend path of this database.
-    func clientPath(_ path: ResourcePath) -> ResourcePath { ResourcePath(segments: Array(path.segments.dropFirst(2))) }
+    public func clientPath(_ path: ResourcePath) -> ResourcePath { ResourcePath(segments: Array(path.segments.dropFirst(2))) }
 
     /// The wire name of a backend key (of this database).
-    func name(of key: DocumentKey) -> String { documentsRoot + "/" + clientPath(key.path).canonical }
+    public func name(of key: DocumentKey) -> String { documentsRoot + "/" + clientPath(key.path).canonical }
 
     /// `message` with every backend path (`.p:P/.d:D/rest`) written as its wire name
     /// (`projects/P/databases/D/documents/rest`): the backend's errors name documents by key.
-    static func externalize(_ message: String) -> String {
+    public static func externalize(_ message: String) -> String {
         guard message.contains(".p:") else { return message }
         var out = ""
         var rest = Substring(message)
@@ -95,7 +95,7 @@ struct DatabaseName: Hashable, Sendable {
     }
 
     /// The database of a backend key, from its prefix.
-    static func of(_ key: DocumentKey) -> DatabaseName? {
+    public static func of(_ key: DocumentKey) -> DatabaseName? {
         let s = key.path.segments
         guard s.count >= 4, s[0].hasPrefix(".p:"), s[1].hasPrefix(".d:") else { return nil }
         return try? DatabaseName(project: String(s[0].dropFirst(3)), database: String(s[1].dropFirst(3)))

@@ -7,9 +7,9 @@ import EmberModel
 /// "value": [doubles]}`: not empty, doubles only, nothing else in the map; any other `__type__`
 /// is refused), arrays directly inside arrays, reserved names in field paths (masks,
 /// transforms), and reserved collection and document ids in names.
-enum WireDataRules {
+public enum WireDataRules {
     /// Checks a written document's fields.
-    static func check(fields: [Google_Firestore_V1_MapField]) throws {
+    public static func check(fields: [Google_Firestore_V1_MapField]) throws {
         for (k, v) in lastWinsByUTF8(fields.pairs) {
             if ResourcePath.isReserved(k) { throw EmberError.invalidArgument("field name \(k) is reserved") }
             try check(v, path: k, inArray: false, depth: 1)
@@ -17,7 +17,7 @@ enum WireDataRules {
     }
 
     /// Checks a value a write sends (a transform's operand).
-    static func check(value: WireValue) throws {
+    public static func check(value: WireValue) throws {
         try check(value, path: "value", inArray: false, depth: 1)
     }
 
@@ -66,7 +66,7 @@ enum WireDataRules {
     }
 
     /// Checks a field path a write names (an update mask's, a transform's).
-    static func check(fieldPath s: String) throws {
+    public static func check(fieldPath s: String) throws {
         // Every reserved name has '_' in the text, written or escaped (`\_`), so a path without
         // one is not parsed (the common case).
         guard s.contains("_") else { return }
@@ -77,7 +77,7 @@ enum WireDataRules {
     }
 
     /// Checks the ids of a path below the documents root (collection ids at even positions).
-    static func check(ids segments: [String]) throws {
+    public static func check(ids segments: [String]) throws {
         for (i, id) in segments.enumerated() where ResourcePath.isReserved(id) {
             if i % 2 == 0 { throw EmberError.invalidArgument("Collection id \"\(id)\" is invalid because it is reserved.") }
             throw EmberError.invalidArgument("Resource id \"\(id)\" is invalid because it is reserved.")
