@@ -1,3 +1,4 @@
+import EmberConcurrency
 import Dispatch
 import EmberModel
 import EmberStorage
@@ -114,6 +115,7 @@ public final class Backend: @unchecked Sendable {
 
     /// A strictly increasing clock in µs, close to wall-clock time.
     func nextVersion() -> Int64 {
+        queue.assertCurrent()
         var ts = timespec()
         clock_gettime(CLOCK_REALTIME, &ts)
         let now = Int64(ts.tv_sec) * 1_000_000 + Int64(ts.tv_nsec) / 1000
@@ -127,6 +129,7 @@ public final class Backend: @unchecked Sendable {
     /// (tombstones for deletes), or the error that refused the whole batch.
     func applyCommit(_ mutations: [Mutation], from origin: BackendConnection, batchId: Int64?,
                      authorize: CommitAuthorizer? = nil) -> Result<Int64, EmberError> {
+        queue.assertCurrent()
         if origin.sharesPersistence, let b = batchId, b <= appliedBatch {
             // Applied before the client restarted, its acknowledgement lost: acknowledge it now.
             // A client committing inline leaves the dequeuing to the backend: do it here too
@@ -328,6 +331,7 @@ public final class Backend: @unchecked Sendable {
 
     /// Every existing document the query's collection or group holds that matches it, limit aside.
     func scan(_ query: Query) -> [Document] {
+        queue.assertCurrent()
         if let key = query.documentKey {
             if let d = store.get(key), d.exists { return [d] }
             return []
@@ -338,6 +342,7 @@ public final class Backend: @unchecked Sendable {
 
     /// The query's result with its limit applied, in query order.
     func run(_ query: Query) -> [Document] {
+        queue.assertCurrent()
         var set = DocumentSet(orderBy: query.normalizedOrderBy)
         set.replaceAll(scan(query))
         return Array(set.window(limit: query.limit, type: query.limitType))
@@ -345,11 +350,13 @@ public final class Backend: @unchecked Sendable {
 
     /// The current state of `key`: the document, or a tombstone at the current version.
     func lookup(_ key: DocumentKey) -> Document {
+        queue.assertCurrent()
         if let d = store.get(key), d.exists { return d }
         return Document.missing(key, version: lastVersion)
     }
 
     func resolve(_ knownKeys: [DocumentKey], excluding docs: [Document]) -> [Document] {
+        queue.assertCurrent()
         let inResult = Set(docs.map { $0.key })
         return knownKeys.filter { !inResult.contains($0) }.map { lookup($0) }
     }

@@ -1,3 +1,4 @@
+import EmberConcurrency
 import Dispatch
 import EmberModel
 import EmberStorage
@@ -105,6 +106,7 @@ extension SyncEngine {
     /// were removed (0 when the cache is unlimited or already small enough).
     @discardableResult
     func collectGarbage() -> Int {
+        worker.assertCurrent()
         docsSinceCollection = 0
         guard collects else { return 0 }
         var pinned = Set<DocumentKey>()

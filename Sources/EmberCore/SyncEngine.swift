@@ -1,3 +1,4 @@
+import EmberConcurrency
 import Dispatch
 import Synchronization
 import EmberModel
@@ -61,6 +62,7 @@ final class SyncEngine: BackendClient, @unchecked Sendable { // confined to the 
 
     /// Connects to the backend and sends writes left pending from before. Worker only.
     func start(backend: BackendEndpoint, networkEnabled: Bool = true) {
+        worker.assertCurrent()
         if !networkEnabled {
             self.networkEnabled = false
             onlineState = .offline
@@ -81,6 +83,7 @@ final class SyncEngine: BackendClient, @unchecked Sendable { // confined to the 
 
     /// Applies a batch locally, raises its events, and sends it when the network is on.
     func write(_ mutations: [Mutation], completion: ((EmberError?) -> Void)?) throws -> Int64 {
+        worker.assertCurrent()
         if let link = inlineLink, networkEnabled, !local.hasPendingWrites {
             return try writeInline(mutations, link: link, completion: completion)
         }
@@ -196,6 +199,7 @@ final class SyncEngine: BackendClient, @unchecked Sendable { // confined to the 
     static func mayPass(_ e: EmberError) -> Bool { e.code == .resourceExhausted || e.code == .unavailable }
 
     func waitForPendingWrites(_ done: @escaping (EmberError?) -> Void) {
+        worker.assertCurrent()
         guard let upTo = local.highestPendingBatchId else {
             events.post { done(nil) }
             return
@@ -218,6 +222,7 @@ final class SyncEngine: BackendClient, @unchecked Sendable { // confined to the 
     // MARK: backend messages
 
     func backend(_ link: any BackendLink, didSend event: BackendEvent) {
+        worker.assertCurrent()
         guard !closed else { return }
         switch event {
         case .listenResult(let targetId, let docs, let resolved, let version):
@@ -361,6 +366,7 @@ final class SyncEngine: BackendClient, @unchecked Sendable { // confined to the 
 
     /// Registers a listener; its events go through `token`. Returns the listener id.
     func listen(_ query: Query, options: ListenOptions, token: ListenerToken, callback: @escaping (ListenEvent) -> Void) -> Int {
+        worker.assertCurrent()
         let id = nextListenerId
         nextListenerId += 1
         do {
@@ -415,6 +421,7 @@ final class SyncEngine: BackendClient, @unchecked Sendable { // confined to the 
     }
 
     func removeListener(_ id: Int) {
+        worker.assertCurrent()
         guard let t = listenerTargets.removeValue(forKey: id) else { return }
         t.listeners.removeAll { $0.id == id }
         if t.listeners.isEmpty {
@@ -429,6 +436,7 @@ final class SyncEngine: BackendClient, @unchecked Sendable { // confined to the 
     // MARK: network
 
     func disableNetwork() {
+        worker.assertCurrent()
         guard networkEnabled else { return }
         networkEnabled = false
         setOnlineState(.offline)
@@ -441,6 +449,7 @@ final class SyncEngine: BackendClient, @unchecked Sendable { // confined to the 
     }
 
     func enableNetwork() {
+        worker.assertCurrent()
         guard !networkEnabled else { return }
         networkEnabled = true
         setOnlineState(.online)
@@ -461,6 +470,7 @@ final class SyncEngine: BackendClient, @unchecked Sendable { // confined to the 
 
     /// The local view of a document, from the cache or after asking the backend.
     func getDocument(_ key: DocumentKey, source: GetSource, completion: @escaping @Sendable (Result<DocumentRead, EmberError>) -> Void) {
+        worker.assertCurrent()
         let online = networkEnabled && source != .cache
         if !online {
             if source == .server {
@@ -489,6 +499,7 @@ final class SyncEngine: BackendClient, @unchecked Sendable { // confined to the 
 
     /// A query's result once, from the cache or after asking the backend.
     func getDocuments(_ query: Query, source: GetSource, completion: @escaping @Sendable (Result<ViewSnapshot, EmberError>) -> Void) {
+        worker.assertCurrent()
         do { try query.validateForExecution() } catch { return completion(.failure(error as! EmberError)) }
         let online = networkEnabled && source != .cache
         if !online && source == .server {
@@ -514,6 +525,7 @@ final class SyncEngine: BackendClient, @unchecked Sendable { // confined to the 
     }
 
     func count(_ query: Query, completion: @escaping @Sendable (Result<Int, EmberError>) -> Void) {
+        worker.assertCurrent()
         do { try query.validateForExecution() } catch { return completion(.failure(error as! EmberError)) }
         guard networkEnabled else {
             return completion(.failure(EmberError(.unavailable, "Failed to count: aggregate queries need the backend and the client is offline.")))
@@ -524,6 +536,7 @@ final class SyncEngine: BackendClient, @unchecked Sendable { // confined to the 
     // MARK: shutdown
 
     func close() {
+        worker.assertCurrent()
         guard !closed else { return }
         closed = true
         for t in targets.values {

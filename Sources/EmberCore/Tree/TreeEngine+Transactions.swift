@@ -1,3 +1,4 @@
+import EmberConcurrency
 import Dispatch
 import EmberModel
 import EmberBackend
@@ -45,6 +46,7 @@ final class TreeTransaction: @unchecked Sendable { // confined to the worker que
 extension TreeEngine {
     func transaction(at path: TreePath, applyLocally: Bool, update: @escaping (TreeValue) -> TreeTransactionOutcome,
                      completion: @escaping @Sendable (EmberError?, Bool, TreeValue?) -> Void) {
+        worker.assertCurrent()
         let t = TreeTransaction(path: path, applyLocally: applyLocally, update: update, completion: completion)
         runningTransactions.append(t)
         // The listen keeps the cache current at the location, so a retry sees what the server has.

@@ -1,3 +1,4 @@
+import EmberConcurrency
 import EmberModel
 import EmberBackend
 
@@ -9,6 +10,7 @@ extension TreeEngine {
     /// Registers an observer; returns its handle. An invalid query ends it with the error.
     func observe(_ path: TreePath, query: TreeQuery, type: TreeEventType, token: ListenerToken,
                  callback: @escaping (TreeListenEvent) -> Void) -> UInt {
+        worker.assertCurrent()
         let handle = nextHandle
         nextHandle += 1
         do { try query.validate() } catch {
@@ -45,6 +47,7 @@ extension TreeEngine {
     }
 
     func removeObserver(_ handle: UInt) {
+        worker.assertCurrent()
         guard let o = observers.removeValue(forKey: handle) else { return }
         let v = o.view
         v.observers.removeAll { $0 === o }

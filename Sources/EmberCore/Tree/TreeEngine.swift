@@ -1,3 +1,4 @@
+import EmberConcurrency
 import Dispatch
 import EmberModel
 import EmberStorage
@@ -100,11 +101,13 @@ final class TreeEngine: TreeBackendClient, TreeLinkClient, @unchecked Sendable {
     /// Connects, restores the stored pending writes (applied to `local`; sent when online) and
     /// the stored complete paths. Worker queue.
     func start(backend: Backend, networkEnabled: Bool = true) {
+        worker.assertCurrent()
         start(link: backend.connectTree(client: self, queue: worker, clientPersistence: persistence), networkEnabled: networkEnabled)
     }
 
     /// As `start(backend:)`, with a server's link (`TreeEndpoint`): offline until it connects.
     func start(endpoint: any TreeEndpoint, networkEnabled: Bool = true) {
+        worker.assertCurrent()
         linkUp = false
         linkEverUp = false
         start(link: endpoint.openTreeLink(client: self, queue: worker), networkEnabled: networkEnabled)
@@ -195,6 +198,7 @@ final class TreeEngine: TreeBackendClient, TreeLinkClient, @unchecked Sendable {
     /// the client's estimate. Throws, applying nothing, when a durable store cannot keep the write.
     @discardableResult
     func write(_ ops: [TreeWriteOp], serverValues: Bool, completion: ((EmberError?) -> Void)?) throws -> Int64 {
+        worker.assertCurrent()
         let id = nextWriteId
         if let store {
             do {
@@ -243,15 +247,20 @@ final class TreeEngine: TreeBackendClient, TreeLinkClient, @unchecked Sendable {
 
     // MARK: backend messages
 
-    func tree(_ connection: TreeConnection, didSend event: TreeBackendEvent) { receive(event) }
+    func tree(_ connection: TreeConnection, didSend event: TreeBackendEvent) {
+        worker.assertCurrent()
+        receive(event)
+    }
 
     func treeLink(_ link: any TreeLink, didSend event: TreeBackendEvent) {
+        worker.assertCurrent()
         guard link === connection else { return }
         receive(event)
     }
 
     /// The server was lost: offline until it is back (writes stay pending, views keep the cache).
     func treeLinkLost(_ link: any TreeLink) {
+        worker.assertCurrent()
         guard link === connection, !closed else { return }
         linkUp = false
         updateInfo()
@@ -259,12 +268,14 @@ final class TreeEngine: TreeBackendClient, TreeLinkClient, @unchecked Sendable {
 
     /// The server's clock from the handshake (before `treeLinkRestored`).
     func treeLink(_ link: any TreeLink, serverTimeOffsetMillis: Double) {
+        worker.assertCurrent()
         guard link === connection, !closed else { return }
         updateInfo(serverTimeOffsetMillis: serverTimeOffsetMillis)
     }
 
     /// The server is back: every listen and every unacknowledged write go again, in order.
     func treeLinkRestored(_ link: any TreeLink) {
+        worker.assertCurrent()
         guard link === connection, !closed else { return }
         linkUp = true
         linkEverUp = true
@@ -451,6 +462,7 @@ final class TreeEngine: TreeBackendClient, TreeLinkClient, @unchecked Sendable {
     // MARK: network
 
     func disableNetwork() {
+        worker.assertCurrent()
         guard networkEnabled else { return }
         networkEnabled = false
         if linkUp {
@@ -461,6 +473,7 @@ final class TreeEngine: TreeBackendClient, TreeLinkClient, @unchecked Sendable {
     }
 
     func enableNetwork() {
+        worker.assertCurrent()
         guard !networkEnabled else { return }
         networkEnabled = true
         updateInfo()
@@ -472,6 +485,7 @@ final class TreeEngine: TreeBackendClient, TreeLinkClient, @unchecked Sendable {
     /// Registers (or cancels) writes the server applies when the connection ends. Sent now when
     /// online, else when the link is back; `completion` (event thread) once the server holds them.
     func onDisconnect(_ op: TreeOnDisconnect, completion: (@Sendable (EmberError?) -> Void)?) {
+        worker.assertCurrent()
         switch op {
         case .write: registeredOnDisconnect.append(op)
         case .cancel(let path):
@@ -526,6 +540,7 @@ final class TreeEngine: TreeBackendClient, TreeLinkClient, @unchecked Sendable {
     /// The node at `path` (through `query`): from the backend when online (with pending writes
     /// applied), else from a complete cache, else an `unavailable` error. Completion on the event thread.
     func get(_ path: TreePath, query: TreeQuery, completion: @escaping @Sendable (Result<TreeSnapshot, EmberError>) -> Void) {
+        worker.assertCurrent()
         if TreeEngine.isInfo(path) {
             let snap = TreeSnapshot(path: path, value: infoSnapshot(path), index: query.index)
             events.post { completion(.success(snap)) }
@@ -573,6 +588,7 @@ final class TreeEngine: TreeBackendClient, TreeLinkClient, @unchecked Sendable {
     // MARK: shutdown
 
     func close() {
+        worker.assertCurrent()
         guard !closed else { return }
         // The in-process backend's "connection" ends here: its onDisconnect writes go now.
         if connection is TreeConnection, networkEnabled {
