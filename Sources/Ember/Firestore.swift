@@ -9,7 +9,7 @@ public let FirestoreCacheSizeUnlimited: Int64 = EmberOptions.cacheSizeUnlimited
 /// Responsible for: settings of an Ember database, shaped like the Firebase SDK's.
 ///
 ///     let s = FirestoreSettings(); s.path = "app.ember"; s.cacheSettings = MemoryCacheSettings()
-public final class FirestoreSettings: @unchecked Sendable {
+public final class FirestoreSettings: @unchecked Sendable { // filled in before `Firestore.open`, which copies what it needs
     /// Where the embedded database lives (Ember's addition). nil: in memory.
     public var path: String?
     /// Persistent by default (Firestore's default on Apple platforms); with a path the cache,

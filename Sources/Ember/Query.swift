@@ -8,7 +8,7 @@ import EmberCore
 /// listener's error, which ends it); `validate()` raises it at once.
 ///
 ///     db.collection("cities").whereField("state", isEqualTo: "CA").order(by: "name").limit(to: 3)
-public class Query: @unchecked Sendable {
+public class Query: @unchecked Sendable { // immutable; open to subclasses, which the compiler cannot check
     public let firestore: Firestore
     let core: EmberModel.Query?
     let error: EmberError?
@@ -167,7 +167,7 @@ public class Query: @unchecked Sendable {
 ///
 ///     db.collection("cities").whereFilter(Filter.orFilter([
 ///         Filter.whereField("capital", isEqualTo: true), Filter.whereField("population", isGreaterThan: 1_000_000)]))
-public final class Filter: @unchecked Sendable {
+public final class Filter: @unchecked Sendable { // immutable; holds the caller's values (`Any`), only read
     enum Kind {
         case field(Any, FilterOperator, Any)
         case composite(CompositeFilter.Op, [Filter])

@@ -13,7 +13,7 @@ public struct SnapshotMetadata: Sendable, Equatable {
 /// access), id, reference and metadata.
 ///
 ///     if let data = snapshot.data() { print(data["name"] ?? "") }
-public class DocumentSnapshot: @unchecked Sendable {
+public class DocumentSnapshot: @unchecked Sendable { // immutable; open to subclasses, which the compiler cannot check
     let firestore: Firestore
     let key: DocumentKey
     let document: Document?

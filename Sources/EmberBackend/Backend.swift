@@ -16,7 +16,7 @@ import Glibc
 ///     let backend = Backend(persistence: MemoryPersistence())
 ///     let conn = backend.connect(client: engine, queue: workerQueue)
 ///     conn.commit(batch)     // acknowledged later, as a .commit event
-public final class Backend: @unchecked Sendable {
+public final class Backend: @unchecked Sendable { // confined to `queue`; its entry points assert it
     let queue = DispatchQueue(label: "ember.backend")
     let persistence: Persistence
     var store: DocumentStore { persistence.backendDocuments }

@@ -7,7 +7,7 @@ import EmberModel
 /// processed it, so a client may close and let go of the backend while messages are in flight.
 ///
 ///     conn.listen(targetId: 1, query: q, knownKeys: [])   // -> .listenResult on the client's queue
-public final class BackendConnection: @unchecked Sendable {
+public final class BackendConnection: @unchecked Sendable { // sends on the backend's queue; `client` read on the delivery queue
     unowned let backend: Backend
     public let id: Int
     /// Read and cleared on `deliveryQueue` only.

@@ -35,4 +35,4 @@ public final class ConditionBox<Value> {
 }
 
 // `value` is only reached under `lock`, so the box is as Sendable as its value.
-extension ConditionBox: @unchecked Sendable where Value: Sendable {}
+extension ConditionBox: @unchecked Sendable where Value: Sendable {} // only reached under `lock`

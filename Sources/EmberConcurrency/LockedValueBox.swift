@@ -21,4 +21,4 @@ public final class LockedValueBox<Value> {
 }
 
 // `value` is only reached under `lock`, so the box is as Sendable as its value.
-extension LockedValueBox: @unchecked Sendable where Value: Sendable {}
+extension LockedValueBox: @unchecked Sendable where Value: Sendable {} // only reached under `lock`

@@ -12,7 +12,7 @@ import EmberBackend
 ///     let client = EmberClient()                               // in memory, its own backend
 ///     let token = client.listen(Query(document: key)) { event in ... }
 ///     try client.write([Mutation(key: key, kind: .set(fields))])
-public final class EmberClient: @unchecked Sendable {
+public final class EmberClient: @unchecked Sendable { // its flags under `stateLock`; the engines only on `worker`
     let worker = DispatchQueue(label: "ember.worker")
     public let events = EventThread(name: "ember.events")
     let engine: SyncEngine

@@ -13,7 +13,7 @@ import Glibc
 /// on the thread that removes the listener).
 ///
 ///     let token = ListenerToken(onGone: { free(ctx) }) ; token.remove()
-public final class ListenerToken: @unchecked Sendable {
+public final class ListenerToken: @unchecked Sendable { // flags are atomics; `onGone` runs once (atomic), the detach action under `detachLock`
     private let callbackLock = Lock()
     private let active = Atomic<Bool>(true)
     private let goneOnce = Atomic<Bool>(false)

@@ -12,7 +12,7 @@ import Foundation
 /// `disconnect` nothing more is delivered.
 ///
 ///     let link = remote.openLink(client: engine, queue: worker, clientPersistence: nil)
-final class RemoteLink: BackendLink, @unchecked Sendable {
+final class RemoteLink: BackendLink, @unchecked Sendable { // confined to `queue`; replies go to the delivery queue
     private let queue = DispatchQueue(label: "ember.remote")
     private let deliveryQueue: DispatchQueue
     /// Read and cleared on `deliveryQueue` only.

@@ -23,7 +23,7 @@ typealias ListenRequest = Google_Firestore_V1_ListenRequest
 /// queue.
 ///
 ///     watch.add(1, query: q, knownKeys: [])      // -> .listenResult, then .commit events
-final class WatchStream: @unchecked Sendable {
+final class WatchStream: @unchecked Sendable { // confined to the link's queue
     private let queue: DispatchQueue
     private let client: FirestoreClient
     private let calls: RemoteCalls

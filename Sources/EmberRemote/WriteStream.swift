@@ -20,7 +20,7 @@ typealias WriteResponse = Google_Firestore_V1_WriteResponse
 /// `ConnectionLog`). State lives on the link's queue.
 ///
 ///     writes.enqueue(batch)      // -> .acknowledged / .writeRejected, in order
-final class WriteStream: @unchecked Sendable {
+final class WriteStream: @unchecked Sendable { // confined to the link's queue
     private let queue: DispatchQueue
     private let client: FirestoreClient
     private let database: RemoteDatabase

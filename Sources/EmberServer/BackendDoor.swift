@@ -1,3 +1,4 @@
+import EmberConcurrency
 import Dispatch
 import EmberBackend
 import EmberModel
@@ -7,14 +8,17 @@ import GRPCCore
 /// Responsible for: the server's one connection to the backend for request/response calls
 /// (reads, queries, commits), as async functions. The backend stays the store: the server only
 /// translates. Completions arrive on a concurrent queue and resume the waiting request.
-final class BackendDoor: BackendClient, @unchecked Sendable {
+final class BackendDoor: BackendClient, Sendable {
     let backend: Backend
     private let queue = DispatchQueue(label: "ember.server.door", attributes: .concurrent)
-    private var connection: BackendConnection!
+    /// Set once, in `init` (the connection needs `self` as its client).
+    private let opened = LockedValueBox<BackendConnection?>(nil)
+    private var connection: BackendConnection { opened.current! }
 
     init(backend: Backend) {
         self.backend = backend
-        connection = backend.connect(client: self, queue: queue)
+        let connection = backend.connect(client: self, queue: queue)
+        opened.withLockedValue { $0 = connection }
     }
 
     /// Unary calls watch nothing: no event is expected.

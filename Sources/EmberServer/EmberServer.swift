@@ -23,7 +23,7 @@ import NIOSSL
 ///
 ///     let server = try EmberServer(configuration: .init(host: "127.0.0.1", port: 8080, path: "data.ember"))
 ///     try await server.run()
-public final class EmberServer: @unchecked Sendable {
+public final class EmberServer: @unchecked Sendable { // set up in `init`, then started and stopped once, from one task
     public struct Configuration: Sendable {
         public var host: String
         public var port: Int

@@ -22,7 +22,7 @@ typealias ListenResponse = Google_Firestore_V1_ListenResponse
 /// is removed with PERMISSION_DENIED, the stream staying open. A client that stops reading is
 /// ended with RESOURCE_EXHAUSTED once its queued output stalls over the bound (`OutputGate`).
 /// All state is touched on `queue` only, where the backend delivers its events.
-final class ListenSession: BackendClient, @unchecked Sendable {
+final class ListenSession: BackendClient, @unchecked Sendable { // confined to `queue`, where the backend delivers
     /// Each session's serial queue runs on the global (not overcommitting) pool: thousands of
     /// sessions share a few threads, instead of each busy one getting a thread of its own (the
     /// pool grew to ~260 threads under 5,000 streams). Work on it never waits for another

@@ -17,7 +17,7 @@ import GRPCCore
 /// Thread-safe: a stream's queue adds, its writer task takes off.
 ///
 ///     try await gate.run { for r in answers { gate.queued(n); try await writer.write(r); gate.written(n) } }
-final class OutputGate: @unchecked Sendable {
+final class OutputGate: Sendable {
     struct Limits: Sendable {
         /// Queued bytes a stream may keep while its client does not read.
         var bound: Int
@@ -27,56 +27,61 @@ final class OutputGate: @unchecked Sendable {
 
     let limits: Limits
     private let ledger: OutputLedger
-    private let lock = NSLock()
-    private var pending = 0
-    private var lastProgress = ContinuousClock.now
-    private var over: AsyncStream<Void>.Continuation?
+    /// Bytes queued and not written, when a write last completed, where going over the bound is
+    /// signalled, and whether the watch ended.
+    private struct Gate {
+        var pending = 0
+        var lastProgress = ContinuousClock.now
+        var over: AsyncStream<Void>.Continuation?
+        var closed = false
+    }
+    private let gate: LockedValueBox<Gate>
     private let overSignals: AsyncStream<Void>
-    private var closed = false
 
     init(limits: Limits, ledger: OutputLedger) {
         self.limits = limits
         self.ledger = ledger
-        (overSignals, over) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+        let (signals, over) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+        overSignals = signals
+        gate = LockedValueBox(Gate(over: over))
     }
 
     /// `bytes` more are queued for the writer.
     func queued(_ bytes: Int) {
-        lock.lock()
-        // Once closed nothing more is written or counted (the server-wide total stays exact).
-        guard !closed else { lock.unlock(); return }
-        let wasOver = pending > limits.bound
-        if pending == 0 { lastProgress = .now }
-        pending += bytes
-        let isOver = pending > limits.bound
-        let signal = isOver && !wasOver ? over : nil
-        lock.unlock()
+        let (counted, signal): (Bool, AsyncStream<Void>.Continuation?) = gate.withLockedValue { g in
+            // Once closed nothing more is written or counted (the server-wide total stays exact).
+            guard !g.closed else { return (false, nil) }
+            let wasOver = g.pending > limits.bound
+            if g.pending == 0 { g.lastProgress = .now }
+            g.pending += bytes
+            let isOver = g.pending > limits.bound
+            return (true, isOver && !wasOver ? g.over : nil)
+        }
+        guard counted else { return }
         ledger.add(bytes)
         signal?.yield()
     }
 
     /// A write of `bytes` completed.
     func written(_ bytes: Int) {
-        lock.lock()
-        let taken = min(bytes, pending)
-        pending -= taken
-        lastProgress = .now
-        lock.unlock()
+        let taken = gate.withLockedValue { g in
+            let taken = min(bytes, g.pending)
+            g.pending -= taken
+            g.lastProgress = .now
+            return taken
+        }
         ledger.add(-taken)
     }
 
     /// Queued bytes not yet written.
-    var queuedBytes: Int { lock.lock(); defer { lock.unlock() }; return pending }
+    var queuedBytes: Int { gate.withLockedValue { $0.pending } }
 
     /// Ends the watch; what is still counted leaves the server-wide total.
     func close() {
-        lock.lock()
-        let left = pending
-        pending = 0
-        closed = true
-        let o = over
-        over = nil
-        lock.unlock()
+        let (left, o) = gate.withLockedValue { g in
+            defer { g.pending = 0; g.closed = true; g.over = nil }
+            return (g.pending, g.over)
+        }
         ledger.add(-left)
         o?.finish()
     }
@@ -95,8 +100,7 @@ final class OutputGate: @unchecked Sendable {
     }
 
     private func state() -> (closed: Bool, pending: Int, sinceProgress: Duration) {
-        lock.lock(); defer { lock.unlock() }
-        return (closed, pending, ContinuousClock.now - lastProgress)
+        gate.withLockedValue { g in (g.closed, g.pending, ContinuousClock.now - g.lastProgress) }
     }
 
     /// Waits until the output goes over its bound, then checks it every tick until it is back

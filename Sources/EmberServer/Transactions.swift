@@ -19,7 +19,7 @@ import Foundation
 /// Rollback of one succeeds (clients roll back after a failed commit), any other use is refused
 /// as closed, as the Firestore emulator does (forgetting one only turns a late Rollback into
 /// "Invalid transaction."). Thread-safe.
-final class Transactions: @unchecked Sendable {
+final class Transactions: @unchecked Sendable { // every table under `lock`; `now` is set by tests before use
     struct Entry {
         let db: DatabaseName
         let readOnly: Bool

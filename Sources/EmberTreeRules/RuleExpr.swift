@@ -1,5 +1,5 @@
 /// Responsible for: a parsed rule expression (the syntax tree the evaluator walks).
-indirect enum RuleExpr {
+indirect enum RuleExpr: Sendable {
     case literal(RuleValue)
     /// `auth`, `now`, `root`, `data`, `newData`, `query` or a `$wildcard`.
     case variable(String)

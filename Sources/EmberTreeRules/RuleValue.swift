@@ -90,4 +90,4 @@ struct RuleEvaluationError: Error {
 
 // Values kept beyond one decision (`auth`, `query`, literals in loaded rules) hold no snapshot;
 // snapshots exist only while one decision runs on one thread.
-extension RuleValue: @unchecked Sendable {}
+extension RuleValue: @unchecked Sendable {} // values kept across threads hold no snapshot (see above)

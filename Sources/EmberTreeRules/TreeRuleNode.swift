@@ -4,13 +4,23 @@ import EmberModel
 /// expressions, its `.indexOn` list, its named children and at most one `$wildcard` child. A
 /// named child wins over the wildcard for its key (the widget example's `$other` is "any other
 /// key"). Immutable once loaded.
-final class TreeRuleNode: @unchecked Sendable {
-    var read: RuleExpr?
-    var write: RuleExpr?
-    var validate: RuleExpr?
-    var indexOn: [String] = []
-    var children: [String: TreeRuleNode] = [:]
-    var wildcard: (name: String, node: TreeRuleNode)?
+final class TreeRuleNode: Sendable {
+    let read: RuleExpr?
+    let write: RuleExpr?
+    let validate: RuleExpr?
+    let indexOn: [String]
+    let children: [String: TreeRuleNode]
+    let wildcard: (name: String, node: TreeRuleNode)?
+
+    init(read: RuleExpr? = nil, write: RuleExpr? = nil, validate: RuleExpr? = nil, indexOn: [String] = [],
+         children: [String: TreeRuleNode] = [:], wildcard: (name: String, node: TreeRuleNode)? = nil) {
+        self.read = read
+        self.write = write
+        self.validate = validate
+        self.indexOn = indexOn
+        self.children = children
+        self.wildcard = wildcard
+    }
 
     /// The rules for `key` below this level, and the wildcard it binds (if one matched).
     func child(_ key: String) -> (TreeRuleNode, binding: String?)? {
@@ -42,31 +52,32 @@ enum TreeRulesLoader {
     }
 
     private static func node(_ m: MapValue, at location: String, wildcards: [String]) throws -> TreeRuleNode {
-        let n = TreeRuleNode()
+        var read: RuleExpr?, write: RuleExpr?, validate: RuleExpr?, indexOn: [String] = []
+        var children: [String: TreeRuleNode] = [:], wildcard: (name: String, node: TreeRuleNode)?
         let names = Set(wildcards)
         for (key, value) in m.entries {
             let here = location + "/" + key
             switch key {
-            case ".read": n.read = try expression(value, .read, here, names)
-            case ".write": n.write = try expression(value, .write, here, names)
-            case ".validate": n.validate = try expression(value, .validate, here, names)
-            case ".indexOn": n.indexOn = try indexes(value, here)
+            case ".read": read = try expression(value, .read, here, names)
+            case ".write": write = try expression(value, .write, here, names)
+            case ".validate": validate = try expression(value, .validate, here, names)
+            case ".indexOn": indexOn = try indexes(value, here)
             default:
                 if key.hasPrefix(".") { throw TreeRulesError("\(here): unknown rule '\(key)' (.read, .write, .validate or .indexOn)") }
                 guard case .map(let childRules) = value else { throw TreeRulesError("\(here): the rules of a child must be an object") }
                 if key.hasPrefix("$") {
                     guard key.count > 1 else { throw TreeRulesError("\(here): a wildcard needs a name after '$'") }
-                    if let w = n.wildcard { throw TreeRulesError("\(here): a level may have one wildcard, it has \(w.name) already") }
+                    if let w = wildcard { throw TreeRulesError("\(here): a level may have one wildcard, it has \(w.name) already") }
                     if names.contains(key) { throw TreeRulesError("\(here): the wildcard \(key) is used twice on one path") }
                     try checkKey(String(key.dropFirst()), here)
-                    n.wildcard = (key, try node(childRules, at: here, wildcards: wildcards + [key]))
+                    wildcard = (key, try node(childRules, at: here, wildcards: wildcards + [key]))
                 } else {
                     try checkKey(key, here)
-                    n.children[key] = try node(childRules, at: here, wildcards: wildcards)
+                    children[key] = try node(childRules, at: here, wildcards: wildcards)
                 }
             }
         }
-        return n
+        return TreeRuleNode(read: read, write: write, validate: validate, indexOn: indexOn, children: children, wildcard: wildcard)
     }
 
     private static func checkKey(_ key: String, _ here: String) throws {

@@ -10,7 +10,7 @@ import EmberCore
 ///
 ///     ref.child("posts").queryOrdered(byChild: "metrics/views").queryLimited(toLast: 100)
 ///         .observe(.childAdded) { snapshot in print(snapshot.key) }
-public class DatabaseQuery: @unchecked Sendable {
+public class DatabaseQuery: @unchecked Sendable { // immutable; open to subclasses, which the compiler cannot check
     public let database: Database
     let path: TreePath
     let params: TreeQuery

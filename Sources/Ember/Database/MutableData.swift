@@ -11,7 +11,7 @@ import EmberCore
 ///         data.value = ((data.value as? Int) ?? 0) + 1
 ///         return TransactionResult.success(withValue: data)
 ///     }
-public final class MutableData: NSObject, @unchecked Sendable {
+public final class MutableData: NSObject, @unchecked Sendable { // used by one transaction block at a time, on the event thread
     /// The whole value the block works on, shared with every child data.
     final class Root {
         var value: TreeValue

@@ -10,7 +10,7 @@ import EmberStorage
 /// the queue, can hand its result back to it).
 ///
 ///     backend.tree.apply([TreeWriteOp(path: p, value: v)], from: conn, writeId: 1)
-final class BackendTree: @unchecked Sendable {
+final class BackendTree: @unchecked Sendable { // confined to the backend's queue (see above)
     let store: TreeStore
     unowned let persistence: Persistence
     /// Per listened path: connection id -> number of listens it holds there.

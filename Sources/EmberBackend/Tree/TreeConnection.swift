@@ -9,7 +9,7 @@ import EmberStorage
 ///     let c = backend.connectTree(client: engine, queue: worker)
 ///     c.listen(path)            // -> .listenResult, then .change events
 ///     c.write(id: 1, ops)       // -> .change(ack: 1)
-public final class TreeConnection: @unchecked Sendable {
+public final class TreeConnection: @unchecked Sendable { // sends on the backend's queue; `client` read on the delivery queue
     unowned let backend: Backend
     public let id: Int
     weak var client: TreeBackendClient?

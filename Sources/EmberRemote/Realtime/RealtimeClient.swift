@@ -17,7 +17,7 @@ import NIOWebSocket
 /// send again on a new connection (listens, writes) is the delegate's. Each attempt that fails
 /// before the server's hello (refused, a TLS handshake, no hello) is a `ConnectionLog` line, as
 /// the documents' streams tell theirs. State and every delegate call on `queue`.
-public final class RealtimeClient: @unchecked Sendable {
+public final class RealtimeClient: @unchecked Sendable { // state and delegate calls on `queue`
     public struct Settings: Sendable {
         public var host: String
         public var port: Int

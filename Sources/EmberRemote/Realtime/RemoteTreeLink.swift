@@ -11,7 +11,7 @@ import Foundation
 /// parent) answered as `.change(ack:)` or `.rejected`, a get a `g`. A lost connection is
 /// `treeLinkLost`; a new one (after the token, when given, is accepted) `treeLinkRestored`, after
 /// which the client sends its listens and unacknowledged writes again. On the client's queue.
-public final class RemoteTreeLink: TreeLink, RealtimeClientDelegate, @unchecked Sendable {
+public final class RemoteTreeLink: TreeLink, RealtimeClientDelegate, @unchecked Sendable { // confined to the client's queue
     private weak var client: (any TreeLinkClient)?
     private let queue: DispatchQueue
     private var realtime: RealtimeClient!

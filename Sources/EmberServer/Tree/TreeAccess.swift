@@ -1,6 +1,7 @@
 import EmberModel
 import EmberTreeRules
 import Foundation
+import EmberConcurrency
 import GRPCCore
 
 /// Responsible for: who calls the tree's port, and which rules decide for them.
@@ -17,7 +18,7 @@ import GRPCCore
 /// locked (a server with Firestore rules), else open (a loopback development server). Rules
 /// from a file or a PUT also require `.indexOn` for child and value orders, as the Realtime
 /// Database does; the built-in defaults do not. Thread-safe (a lock over the cache).
-final class TreeAccess: @unchecked Sendable {
+final class TreeAccess: Sendable {
     /// The stored tree's key under which namespaces' own rules live.
     static let rulesKey = ".rules"
 
@@ -41,10 +42,13 @@ final class TreeAccess: @unchecked Sendable {
     private let adminToken: [UInt8]?
     private let issuerTemplate: String
     private let defaultDecider: Decider
-    private let lock = NSLock()
-    private var own: [String: TreeRules?] = [:]
-    /// Per namespace, what to tell when its rules change (the event streams re-check).
-    private var watchers: [String: [ObjectIdentifier: @Sendable () -> Void]] = [:]
+    /// Namespaces' own rules as loaded (nil inside: none of its own), and per namespace what to
+    /// tell when its rules change (the event streams re-check).
+    private struct Cache {
+        var own: [String: TreeRules?] = [:]
+        var watchers: [String: [ObjectIdentifier: @Sendable () -> Void]] = [:]
+    }
+    private let cache = LockedValueBox(Cache())
 
     init(door: TreeDoor, verifier: TokenVerifier, adminToken: String?, issuerTemplate: String, defaultDecider: Decider) {
         self.door = door
@@ -114,12 +118,12 @@ final class TreeAccess: @unchecked Sendable {
 
     /// The rules deciding `namespace` now (its own are read from the store once).
     func decider(_ namespace: String) async -> Decider {
-        if lock.withLock({ own[namespace] != nil }) { return currentDecider(namespace) }
+        if cache.withLockedValue({ $0.own[namespace] != nil }) { return currentDecider(namespace) }
         let stored = await door.read(TreePath(unchecked: [TreeAccess.rulesKey, namespace]))
         var rules: TreeRules?
         if case .string(let source) = stored { rules = try? TreeRules(source: source) }
-        lock.withLock {
-            if own[namespace] == nil { own[namespace] = .some(rules) }
+        cache.withLockedValue { c in
+            if c.own[namespace] == nil { c.own[namespace] = .some(rules) }
         }
         return currentDecider(namespace)
     }
@@ -127,27 +131,26 @@ final class TreeAccess: @unchecked Sendable {
     /// Stores `rules` as the namespace's own (once in the file, they decide).
     func setRules(_ rules: TreeRules, for namespace: String) async throws {
         try await door.write { _ in [TreeWriteOp(path: TreePath(unchecked: [TreeAccess.rulesKey, namespace]), value: .string(rules.source))] }
-        let tell = lock.withLock {
-            own[namespace] = .some(rules)
-            return Array((watchers[namespace] ?? [:]).values)
+        let tell = cache.withLockedValue { c in
+            c.own[namespace] = .some(rules)
+            return Array((c.watchers[namespace] ?? [:]).values)
         }
         for t in tell { t() }
     }
 
     /// The rules deciding `namespace`, as last loaded (`decider(_:)` loads them).
     func currentDecider(_ namespace: String) -> Decider {
-        lock.lock(); defer { lock.unlock() }
-        guard let cached = own[namespace] else { return defaultDecider }
+        guard let cached = cache.withLockedValue({ $0.own[namespace] }) else { return defaultDecider }
         return cached.map { Decider(rules: $0, requiresIndexes: true) } ?? defaultDecider
     }
 
     /// Calls `changed` (on any thread) whenever `namespace`'s rules change, until `unwatch`.
     func watch(_ namespace: String, _ id: ObjectIdentifier, _ changed: @escaping @Sendable () -> Void) {
-        lock.lock(); watchers[namespace, default: [:]][id] = changed; lock.unlock()
+        cache.withLockedValue { $0.watchers[namespace, default: [:]][id] = changed }
     }
 
     func unwatch(_ namespace: String, _ id: ObjectIdentifier) {
-        lock.lock(); watchers[namespace]?[id] = nil; lock.unlock()
+        cache.withLockedValue { $0.watchers[namespace]?[id] = nil }
     }
 
 }

@@ -8,7 +8,7 @@ import Foundation
 /// each answered when the backend acknowledged or refused it. Acknowledged means in the file.
 /// The door listens to nothing; its events are only its writes' outcomes. Thread-safe: pending
 /// writes are kept under a lock, completions arrive on the door's own queue.
-final class TreeDoor: TreeBackendClient, @unchecked Sendable {
+final class TreeDoor: TreeBackendClient, @unchecked Sendable { // pending writes under `lock`; completions on `queue`
     private let queue = DispatchQueue(label: "ember.server.tree-door")
     private var connection: TreeConnection!
     private let lock = NSLock()

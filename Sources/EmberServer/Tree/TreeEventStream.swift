@@ -13,7 +13,7 @@ import NIOHTTP1
 /// ending the response. The stream ends when the client closes the connection, or when it stops
 /// reading: more than `UnreadBound`'s limit not yet written closes it. State on the watch's queue;
 /// writes go to the channel, which orders them.
-final class TreeEventStream: TreeWatchSink, @unchecked Sendable {
+final class TreeEventStream: TreeWatchSink, @unchecked Sendable { // state on the watch's queue
     static let keepAliveInterval: TimeAmount = .seconds(30)
 
     private let channel: Channel

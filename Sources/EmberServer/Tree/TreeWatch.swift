@@ -16,7 +16,7 @@ import EmberTreeRules
 /// behind unanswered checks, so order holds); `recheck()` (a rules change, time passing) checks
 /// again. A refused read is `watchCancelled`, after which nothing more is said. State and the
 /// sink's calls on `queue`.
-final class TreeWatch: TreeBackendClient, @unchecked Sendable {
+final class TreeWatch: TreeBackendClient, @unchecked Sendable { // confined to `queue`, where the backend delivers
     let location: TreePath
     let query: TreeRESTQuery?
     let gate: TreeStreamGuard

@@ -21,7 +21,7 @@ import NIOWebSocket
 ///
 /// Requests run one after another on a task of their own; pushes are written from the watches'
 /// queue; the channel orders what is written.
-final class RealtimeSession: ChannelInboundHandler, @unchecked Sendable {
+final class RealtimeSession: ChannelInboundHandler, @unchecked Sendable { // state on `queue`; the channel orders its writes
     typealias InboundIn = WebSocketFrame
     typealias OutboundOut = WebSocketFrame
 
@@ -403,7 +403,7 @@ final class RealtimeSession: ChannelInboundHandler, @unchecked Sendable {
 /// Responsible for: one realtime listen's pushes: `d` (overwrite) and `m` (merge) with the
 /// listened path joined to the watch's relative paths, and the listen's tag for queries; the
 /// first push lets the listen's `ok` go. On the watch's queue.
-final class RealtimeListen: TreeWatchSink, @unchecked Sendable {
+final class RealtimeListen: TreeWatchSink, @unchecked Sendable { // confined to the watch's queue
     private weak var session: RealtimeSession?
     let path: TreePath
     let tag: String?
