@@ -3,7 +3,7 @@ import EmberModel
 import EmberCore
 
 /// Responsible for: building queries the Firebase way (`whereField`, `order(by:)`, `limit`,
-/// cursors) and running or listening to them. A query that breaks a rule of SEMANTICS.md 7
+/// cursors) and running or listening to them. A query that breaks a rule of docs/semantics.md 7
 /// carries the error and reports it where it is used (get: the completion's error; listen: the
 /// listener's error, which ends it); `validate()` raises it at once.
 ///

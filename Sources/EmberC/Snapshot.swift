@@ -49,9 +49,9 @@ final class CSnapshot: Counted {
     }
 
     /// The handle of change i's document: the changed document itself. `newIndex` is its position
-    /// when the changes are replayed one by one on the previous list (SEMANTICS.md 8), not always
-    /// its position in the final list (a later addition before it moves it down), so the result's
-    /// handle at that index is shared only when it is this very document.
+    /// when the changes are replayed one by one on the previous list (docs/semantics.md 8), not
+    /// always its position in the final list (a later addition before it moves it down), so the
+    /// result's handle at that index is shared only when it is this very document.
     func changeDocument(_ i: Int) -> CDocument {
         let c = view.changes[i]
         if c.kind != .removed, c.newIndex >= 0, c.newIndex < view.documents.count,

@@ -4,8 +4,8 @@ import EmberModel
 import EmberCore
 
 // Responsible for: ember_tree_query, a tree query built step by step on a location (one
-// order-by; start, end and limit once each; SEMANTICS.md 18-19). Each step is checked at once and
-// leaves the query unchanged when refused; reading it once (get) and its remove-all.
+// order-by; start, end and limit once each; docs/semantics.md 18-19). Each step is checked at once
+// and leaves the query unchanged when refused; reading it once (get) and its remove-all.
 
 final class CTreeQuery: Counted {
     let db: DBHandle

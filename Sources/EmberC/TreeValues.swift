@@ -38,7 +38,7 @@ enum TreeValues {
                 for (k, c) in o.children { a[Int(k.s)!] = value(c) }
                 return .array(a)
             }
-            // Key order (SEMANTICS.md 15); the entries are only iterated by the encoders.
+            // Key order (docs/semantics.md 15); the entries are only iterated by the encoders.
             return .map(MapValue(sortedEntries: o.sortedKeys().map { (key: $0, value: value(o[$0])) }))
         }
     }

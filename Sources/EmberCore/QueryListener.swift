@@ -21,7 +21,7 @@ public enum ListenEvent: Sendable {
 enum OnlineState { case unknown, online, offline }
 
 /// Responsible for: deciding, for one listener, which view snapshots become user events
-/// (SEMANTICS.md 9-10, Firebase JS `query_listener.ts`): the first event waits for the backend
+/// (docs/semantics.md 9-10, Firebase JS `query_listener.ts`): the first event waits for the backend
 /// unless the cache has documents, the listener reads the cache only, or the client is offline;
 /// metadata-only changes are raised only with includeMetadataChanges. Worker queue only.
 final class QueryListener {

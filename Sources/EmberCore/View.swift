@@ -150,7 +150,7 @@ final class View {
     }
 
     /// Sorts changes (removed, added, modified; each in query order) and computes indexes by
-    /// replaying them on the previous snapshot's list (SEMANTICS.md 8).
+    /// replaying them on the previous snapshot's list (docs/semantics.md 8).
     private func indexed(_ changes: [Pending]) -> [DocumentChange] {
         if changes.isEmpty { return [] }
         if changes.count == 1 { return [indexedSingle(changes[0])] }

@@ -1,7 +1,7 @@
 import EmberModel
 
 /// Responsible for: one immutable state of a query's result as a listener sees it: the documents
-/// in order, the changes since the previous state (with old/new indexes, SEMANTICS.md 8), and
+/// in order, the changes since the previous state (with old/new indexes, docs/semantics.md 8), and
 /// the metadata (from cache, pending writes).
 public final class ViewSnapshot: Sendable {
     public let query: Query

@@ -1,5 +1,5 @@
 /// Responsible for: query filters (field comparisons and AND/OR composites) and whether a
-/// document matches them, by SEMANTICS.md 2 and 4, and where those leave it to the Firestore
+/// document matches them, by docs/semantics.md 2 and 4, and where those leave it to the Firestore
 /// emulator, as it answers (numeric equality for `in`/`array-contains`, NaN in no range).
 ///
 ///     let f = Filter.field(FieldFilter(field: try FieldPath(parsing: "state"), op: .equal, value: .string("CA")))

@@ -1,5 +1,5 @@
 /// Responsible for: evaluating a query against documents: membership (path, filters, order-by
-/// fields present, cursors) and the normalized order (SEMANTICS.md 5-6) used to sort results.
+/// fields present, cursors) and the normalized order (docs/semantics.md 5-6) used to sort results.
 ///
 ///     if query.matches(doc) { ... }; query.compare(a, b) < 0
 extension Query {

@@ -1,5 +1,5 @@
 /// Responsible for: what a query asks for (collection or group, filters, order, limit, cursors),
-/// built step by step with Firestore's client-side validation (SEMANTICS.md 7).
+/// built step by step with Firestore's client-side validation (docs/semantics.md 7).
 ///
 ///     var q = Query(collection: try ResourcePath(parsing: "cities"))
 ///     q = try q.filter(.field(FieldFilter(field: try FieldPath(parsing: "state"), op: .equal, value: .string("CA"))))
@@ -47,7 +47,7 @@ public struct Query: Sendable, CustomStringConvertible {
 
     // MARK: building
 
-    /// Adds a filter (ANDed with the others), checking the operator rules of SEMANTICS.md 7.
+    /// Adds a filter (ANDed with the others), checking the operator rules of docs/semantics.md 7.
     public func filter(_ f: Filter) throws -> Query {
         let fields = f.fieldFilters
         if case .composite(let c) = f, c.filters.isEmpty { return self }

@@ -1,4 +1,4 @@
-/// Responsible for: the total order of Firestore values (SEMANTICS.md 1-3; vectors, maps whose
+/// Responsible for: the total order of Firestore values (docs/semantics.md 1-3; vectors, maps whose
 /// `__type__` is `"__vector__"`, rank between arrays and maps, as in Firebase JS) and the two
 /// equalities Ember uses: strict equality (`==`, JS `valueEquals`: int 1 is not double 1.0,
 /// NaN equals NaN, -0.0 is not 0.0) and order-equality (`compare == 0`: numbers compare numerically).

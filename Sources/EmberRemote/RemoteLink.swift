@@ -1,3 +1,4 @@
+import EmberConcurrency
 import Dispatch
 import EmberBackend
 import EmberModel
@@ -12,7 +13,7 @@ import Foundation
 /// `disconnect` nothing more is delivered.
 ///
 ///     let link = remote.openLink(client: engine, queue: worker, clientPersistence: nil)
-final class RemoteLink: BackendLink, @unchecked Sendable { // confined to `queue`; replies go to the delivery queue
+final class RemoteLink: BackendLink {
     private let queue = DispatchQueue(label: "ember.remote")
     private let deliveryQueue: DispatchQueue
     /// Read and cleared on `deliveryQueue` only.
@@ -36,7 +37,7 @@ final class RemoteLink: BackendLink, @unchecked Sendable { // confined to `queue
 
     /// Called on `queue`: hands an event to the client, in order.
     private func send(_ event: BackendEvent) {
-        deliveryQueue.async { [weak self] in
+        deliveryQueue.asyncConfined { [weak self] in
             guard let self, let client = self.client else { return }
             client.backend(self, didSend: event)
         }
@@ -48,14 +49,14 @@ final class RemoteLink: BackendLink, @unchecked Sendable { // confined to `queue
         Task {
             let r: Result<T, EmberError>
             do { r = .success(try await call()) } catch { r = .failure(.remote(error)) }
-            deliveryQueue.async { completion(r) }
+            deliveryQueue.asyncConfined { completion(r) }
         }
     }
 
     // MARK: BackendLink
 
     func commit(_ batch: MutationBatch) {
-        queue.async { [self] in writes.enqueue(batch) }
+        queue.asyncConfined { [self] in writes.enqueue(batch) }
     }
 
     func commitTransaction(_ mutations: [Mutation], completion: @escaping @Sendable (Result<Int64, EmberError>) -> Void) {
@@ -64,13 +65,13 @@ final class RemoteLink: BackendLink, @unchecked Sendable { // confined to `queue
     }
 
     func listen(targetId: Int, query: Query, knownKeys: [DocumentKey], resumeToken: [UInt8]?) {
-        queue.async { [self] in
+        queue.asyncConfined { [self] in
             watch.add(Int32(truncatingIfNeeded: targetId), query: query, knownKeys: knownKeys, resumeToken: resumeToken.map { Data($0) })
         }
     }
 
     func unlisten(targetId: Int) {
-        queue.async { [self] in watch.remove(Int32(truncatingIfNeeded: targetId)) }
+        queue.asyncConfined { [self] in watch.remove(Int32(truncatingIfNeeded: targetId)) }
     }
 
     func fetchDocuments(_ keys: [DocumentKey], completion: @escaping @Sendable (Result<FetchedDocuments, EmberError>) -> Void) {
@@ -100,10 +101,10 @@ final class RemoteLink: BackendLink, @unchecked Sendable { // confined to `queue
     }
 
     func disconnect() {
-        queue.async { [self] in
+        queue.asyncConfined { [self] in
             watch.close()
             writes.close()
-            deliveryQueue.async { [self] in client = nil }
+            deliveryQueue.asyncConfined { [self] in client = nil }
         }
     }
 }

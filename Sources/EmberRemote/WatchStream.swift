@@ -1,3 +1,4 @@
+import EmberConcurrency
 import Dispatch
 import EmberBackend
 import EmberFirestoreProto
@@ -23,7 +24,7 @@ typealias ListenRequest = Google_Firestore_V1_ListenRequest
 /// queue.
 ///
 ///     watch.add(1, query: q, knownKeys: [])      // -> .listenResult, then .commit events
-final class WatchStream: @unchecked Sendable { // confined to the link's queue
+final class WatchStream {
     private let queue: DispatchQueue
     private let client: FirestoreClient
     private let calls: RemoteCalls
@@ -42,7 +43,7 @@ final class WatchStream: @unchecked Sendable { // confined to the link's queue
     private var closed = false
 
     /// Snapshots in order; one waiting for its lookup holds back those behind it.
-    private final class Outgoing: @unchecked Sendable { // confined to the stream's queue
+    private final class Outgoing {
         let snapshot: WatchSnapshot
         var fetched: [DocumentKey: Document]?
         /// Events that came after this snapshot, delivered right after it.
@@ -119,7 +120,8 @@ final class WatchStream: @unchecked Sendable { // confined to the link's queue
         let client = self.client
         let queue = self.queue
         let database = self.database
-        Task { [self] in
+        let me = QueueBound(self, on: queue)
+        Task {
             let failure: Error?
             do {
                 var options = CallOptions.defaults
@@ -127,13 +129,13 @@ final class WatchStream: @unchecked Sendable { // confined to the link's queue
                 try await client.listen(metadata: database.metadata, options: options, requestProducer: { w in
                     for await r in requests { try await w.write(r) }
                 }, onResponse: { response in
-                    for try await m in response.messages { queue.async { self.received(m, gen) } }
+                    for try await m in response.messages { queue.async { me.value.received(m, gen) } }
                 })
                 failure = nil
             } catch {
                 failure = error
             }
-            queue.async { self.ended(gen, failure) }
+            queue.async { me.value.ended(gen, failure) }
         }
     }
 
@@ -177,7 +179,7 @@ final class WatchStream: @unchecked Sendable { // confined to the link's queue
         restartScheduled = true
         let delay = backoff.next()
         if let failure, !answered, ConnectionLog.isUnreachable(failure) { log.failed(failure, retryIn: delay) }
-        queue.asyncAfter(deadline: .now() + delay) { [self] in
+        queue.asyncAfterConfined(deadline: .now() + delay) { [self] in
             restartScheduled = false
             open()
         }
@@ -193,14 +195,15 @@ final class WatchStream: @unchecked Sendable { // confined to the link's queue
             o.fetched = [:]
             return drain()
         }
-        let calls = self.calls
-        Task { [self] in
+        let calls = self.calls, queue = self.queue
+        let waiting = QueueBound((stream: self, outgoing: o), on: queue)
+        Task {
             let got = try? await calls.batchGet(keys)
-            queue.async { [self] in
+            queue.async {
                 var byKey: [DocumentKey: Document] = [:]
                 for d in got?.documents ?? [] { byKey[d.key] = d }
-                o.fetched = byKey
-                drain()
+                waiting.value.outgoing.fetched = byKey
+                waiting.value.stream.drain()
             }
         }
     }

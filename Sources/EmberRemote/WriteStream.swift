@@ -1,3 +1,4 @@
+import EmberConcurrency
 import Dispatch
 import EmberBackend
 import EmberFirestoreProto
@@ -20,7 +21,7 @@ typealias WriteResponse = Google_Firestore_V1_WriteResponse
 /// `ConnectionLog`). State lives on the link's queue.
 ///
 ///     writes.enqueue(batch)      // -> .acknowledged / .writeRejected, in order
-final class WriteStream: @unchecked Sendable { // confined to the link's queue
+final class WriteStream {
     private let queue: DispatchQueue
     private let client: FirestoreClient
     private let database: RemoteDatabase
@@ -76,7 +77,8 @@ final class WriteStream: @unchecked Sendable { // confined to the link's queue
         let client = self.client
         let queue = self.queue
         let database = self.database
-        Task { [self] in
+        let me = QueueBound(self, on: queue)
+        Task {
             let failure: Error?
             do {
                 var options = CallOptions.defaults
@@ -84,13 +86,13 @@ final class WriteStream: @unchecked Sendable { // confined to the link's queue
                 try await client.write(metadata: database.metadata, options: options, requestProducer: { w in
                     for await r in requests { try await w.write(r) }
                 }, onResponse: { response in
-                    for try await m in response.messages { queue.async { self.received(m, gen) } }
+                    for try await m in response.messages { queue.async { me.value.received(m, gen) } }
                 })
                 failure = nil
             } catch {
                 failure = error
             }
-            queue.async { self.ended(gen, failure) }
+            queue.async { me.value.ended(gen, failure) }
         }
     }
 
@@ -154,7 +156,7 @@ final class WriteStream: @unchecked Sendable { // confined to the link's queue
         restartScheduled = true
         let delay = backoff.next()
         if let failure, ConnectionLog.isUnreachable(failure) { log.failed(failure, retryIn: delay) }
-        queue.asyncAfter(deadline: .now() + delay) { [self] in
+        queue.asyncAfterConfined(deadline: .now() + delay) { [self] in
             restartScheduled = false
             open()
         }

@@ -1,3 +1,4 @@
+import EmberConcurrency
 import Dispatch
 import EmberBackend
 import EmberFirestoreProto
@@ -22,7 +23,7 @@ typealias ListenResponse = Google_Firestore_V1_ListenResponse
 /// is removed with PERMISSION_DENIED, the stream staying open. A client that stops reading is
 /// ended with RESOURCE_EXHAUSTED once its queued output stalls over the bound (`OutputGate`).
 /// All state is touched on `queue` only, where the backend delivers its events.
-final class ListenSession: BackendClient, @unchecked Sendable { // confined to `queue`, where the backend delivers
+final class ListenSession: BackendClient {
     /// Each session's serial queue runs on the global (not overcommitting) pool: thousands of
     /// sessions share a few threads, instead of each busy one getting a thread of its own (the
     /// pool grew to ~260 threads under 5,000 streams). Work on it never waits for another
@@ -105,9 +106,10 @@ final class ListenSession: BackendClient, @unchecked Sendable { // confined to `
     }
 
     /// Runs `body` on the session's queue and waits for it.
-    private func onQueue(_ body: @escaping @Sendable () -> Void) async {
+    private func onQueue(_ body: @escaping () -> Void) async {
+        let work = QueueBound(body, on: queue)
         await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
-            queue.async { body(); c.resume() }
+            queue.async { work.value(); c.resume() }
         }
     }
 
@@ -122,15 +124,16 @@ final class ListenSession: BackendClient, @unchecked Sendable { // confined to `
                     }
                 }
             }
-            group.addTask { [self] in
+            let me = QueueBound(self, on: queue), queue = self.queue
+            group.addTask {
                 var database: String?
                 for try await req in request {
                     if database == nil { database = req.database }
                     let r = req
-                    queue.async { self.handle(r) }
+                    queue.async { me.value.handle(r) }
                 }
                 // The client half-closed: the stream ends once what is queued is written.
-                queue.async { self.sink.finish() }
+                queue.async { me.value.sink.finish() }
             }
             do {
                 for try await _ in group {}

@@ -4,7 +4,7 @@ import EmberWire
 
 /// Responsible for: checking a wire StructuredQuery (and an aggregation query's list) with the
 /// Firestore backend's rules and messages, before WireQuery turns it into Ember's Query, whose
-/// own checks (the client SDKs' wording, SEMANTICS.md 7) are then only a backstop. A query
+/// own checks (the client SDKs' wording, docs/semantics.md 7) are then only a backstop. A query
 /// breaking several rules gets the message the emulator gives, so the checks run in its order:
 ///  1. one NOT_EQUAL / NOT_IN / IS_NOT_NAN / IS_NOT_NULL per query; NOT_IN without IN,
 ///     ARRAY_CONTAINS_ANY or OR (read from the raw filters, before anything else);

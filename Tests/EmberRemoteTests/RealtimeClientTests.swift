@@ -117,7 +117,7 @@ final class RealtimeRecorder: RealtimeClientDelegate, @unchecked Sendable {
     func ask(_ c: RealtimeClient, _ action: String, _ body: String) -> Int {
         let id = lock.withLock { nextAsk += 1; return nextAsk }
         let value = try! ValueJSON.parse(body, plain: true)
-        queue.async {
+        queue.asyncConfined {
             c.request(action, value) { [self] status, data in
                 lock.withLock { _answers[id] = (status, data); _log.append("answer \(id) \(status)") }
             }

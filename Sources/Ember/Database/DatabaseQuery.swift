@@ -4,7 +4,7 @@ import EmberModel
 import EmberCore
 
 /// Responsible for: a location with ordering, range and limit (Firebase's `DatabaseQuery`):
-/// building (one order-by; start, end and limit once each; errors per SEMANTICS.md 19), and
+/// building (one order-by; start, end and limit once each; errors per docs/semantics.md 19), and
 /// observing and reading through it. A mistake never traps: it is kept and reported to the
 /// observer's cancel block or the read's completion; `validate()` throws it at once.
 ///

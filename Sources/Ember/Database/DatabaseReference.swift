@@ -37,7 +37,7 @@ public final class DatabaseReference: DatabaseQuery, Sendable {
         }
     }
 
-    /// A new child whose key is a push id (time-ordered, unique; SEMANTICS.md 17).
+    /// A new child whose key is a push id (time-ordered, unique; docs/semantics.md 17).
     public func childByAutoId() -> DatabaseReference {
         DatabaseReference(database: database, path: path.child(PushId.next()), error: error)
     }

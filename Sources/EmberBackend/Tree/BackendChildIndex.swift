@@ -11,7 +11,7 @@ import EmberStorage
 ///
 ///     let i = BackendChildIndex(index: .child(scorePath), node: store.read(posts))
 ///     i.window(query)      // the best 2 x limit in-range children, ascending
-final class BackendChildIndex: @unchecked Sendable { // built off the queue, then used on the backend's queue only
+final class BackendChildIndex {
     let index: TreeIndex
     private var children: OrderedChildren
     private var sortValues: [UTF8String: TreeValue]   // keys by bytes, as the tree's

@@ -1,3 +1,4 @@
+import EmberConcurrency
 import Dispatch
 import EmberModel
 import EmberStorage
@@ -6,11 +7,11 @@ import EmberStorage
 /// the documents): applies each write atomically in arrival order on the backend's queue, and
 /// tells each connection about the overwrites under the paths it listens to. Listens are
 /// indexed by path, so a write costs what it changes plus the listens above or below it, not
-/// the size of the tree. Backend queue only (Sendable only so that an index's build, run off
-/// the queue, can hand its result back to it).
+/// the size of the tree. Backend queue only (an index built off the queue comes back to it
+/// through a `QueueBound`).
 ///
 ///     backend.tree.apply([TreeWriteOp(path: p, value: v)], from: conn, writeId: 1)
-final class BackendTree: @unchecked Sendable { // confined to the backend's queue (see above)
+final class BackendTree {
     let store: TreeStore
     unowned let persistence: Persistence
     /// Per listened path: connection id -> number of listens it holds there.
@@ -30,8 +31,10 @@ final class BackendTree: @unchecked Sendable { // confined to the backend's queu
     private struct IndexedNode: Hashable { let path: TreePath; let index: TreeIndex }
     /// Runs an index's build off the backend's queue, and its installation back on `queue`
     /// (tests may hold builds).
-    var runBuild: (@escaping @Sendable () -> Void) -> Void = { DispatchQueue.global(qos: .utility).async(execute: $0) }
-    var runOnQueue: (@escaping @Sendable () -> Void) -> Void
+    var runBuild: @Sendable (@escaping @Sendable () -> Void) -> Void = { DispatchQueue.global(qos: .utility).async(execute: $0) }
+    var runOnQueue: @Sendable (@escaping @Sendable () -> Void) -> Void
+    /// The backend's queue.
+    private let queue: DispatchQueue
     /// Entered for each build until it is installed or dropped (`Backend.flush` waits for it).
     let builds = DispatchGroup()
     /// Limited queries' first windows answered, and those answered by a pass (tests).
@@ -44,6 +47,7 @@ final class BackendTree: @unchecked Sendable { // confined to the backend's queu
     /// `queue`: the backend's queue, the only one this tree's state is used on.
     init(persistence: Persistence, queue: DispatchQueue) {
         self.persistence = persistence
+        self.queue = queue
         runOnQueue = { [queue] in queue.async(execute: $0) }
         self.store = persistence.backendTree ?? MemoryTreeStore()
         if persistence.isDurable { appliedWrite = persistence.metadata(PersistenceKey.backendAppliedTreeWrite) ?? 0 }
@@ -96,10 +100,12 @@ final class BackendTree: @unchecked Sendable { // confined to the backend's queu
             guard v.object != nil else { continue }
             building[key] = .some([])
             builds.enter()
-            runBuild { [self] in
-                let index = BackendChildIndex(index: key.index, node: v)
-                runOnQueue { [self] in
-                    install(index, for: key)
+            let me = QueueBound(self, on: queue), runOnQueue = self.runOnQueue, builds = self.builds
+            runBuild {
+                // Built here, used only once it is back on the queue.
+                let index = HandedOver(BackendChildIndex(index: key.index, node: v))
+                runOnQueue {
+                    me.value.install(index.value, for: key)
                     builds.leave()
                 }
             }

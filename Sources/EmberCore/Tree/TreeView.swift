@@ -1,7 +1,7 @@
 import EmberModel
 import EmberBackend
 
-/// Responsible for: what one (path, query) shows and how it changes (SEMANTICS.md 20-21,
+/// Responsible for: what one (path, query) shows and how it changes (docs/semantics.md 20-21,
 /// Firebase JS `core/view/`): the children in the query's range ordered by its index, the window
 /// a limit cuts from them, and, for each change, the child_removed / child_added / child_moved /
 /// child_changed events in index order with previous-sibling keys, and whether a value event

@@ -1,4 +1,4 @@
-/// Responsible for: the Realtime-Database key rules: the order of child keys (SEMANTICS.md 15,
+/// Responsible for: the Realtime-Database key rules: the order of child keys (docs/semantics.md 15,
 /// Firebase JS `core/util/util.ts` nameCompare) and what a key may contain.
 ///
 ///     TreeKey.compare("3", "03") < 0          // both 3: the shorter string first

@@ -1,6 +1,6 @@
 /// Responsible for: what may be written into the tree: every key valid (TreeKey), numbers
 /// finite, server values' placeholders well formed (TreeServerValues), nothing under `.info`,
-/// and the written value's depth plus its path's at most 32 levels (SEMANTICS.md; Firebase
+/// and the written value's depth plus its path's at most 32 levels (docs/semantics.md; Firebase
 /// `validateFirebaseData`). The pass also says whether the value holds server values.
 ///
 ///     try TreeLimits.validate(value, at: path)

@@ -1,4 +1,4 @@
-/// Responsible for: the order of values under orderByValue / orderByChild (SEMANTICS.md 16,
+/// Responsible for: the order of values under orderByValue / orderByChild (docs/semantics.md 16,
 /// Firebase's `ValueIndex` / `PathIndex`): null (or missing) < false < true < numbers < strings
 /// < objects, objects all equal to each other; ties are broken by key elsewhere.
 ///

@@ -170,7 +170,7 @@ public struct TreeObject: Sendable {
     @inline(__always)
     var identity: UnsafeRawPointer { unsafeBitCast(children, to: UnsafeRawPointer.self) }
 
-    /// The keys in key order (SEMANTICS.md 15).
+    /// The keys in key order (docs/semantics.md 15).
     public func sortedKeys() -> [String] { keys.sorted { TreeKey.compare($0, $1) < 0 } }
 
     /// Changes the child under `key` in place (removing it when it becomes null).

@@ -1,3 +1,4 @@
+import EmberConcurrency
 import Dispatch
 import EmberModel
 import Foundation
@@ -17,7 +18,7 @@ import NIOWebSocket
 /// send again on a new connection (listens, writes) is the delegate's. Each attempt that fails
 /// before the server's hello (refused, a TLS handshake, no hello) is a `ConnectionLog` line, as
 /// the documents' streams tell theirs. State and every delegate call on `queue`.
-public final class RealtimeClient: @unchecked Sendable { // state and delegate calls on `queue`
+public final class RealtimeClient {
     public struct Settings: Sendable {
         public var host: String
         public var port: Int
@@ -144,7 +145,7 @@ public final class RealtimeClient: @unchecked Sendable { // state and delegate c
                             try channel.pipeline.syncOperations.addHandler(NIOWebSocketFrameAggregator(
                                 minNonFinalFragmentSize: 0, maxAccumulatedFrameCount: 1 << 12, maxAccumulatedFrameSize: 1 << 24))
                             try channel.pipeline.syncOperations.addHandler(FrameReader { event in
-                                queue.async { me.client?.received(event, on: channel) }
+                                queue.asyncConfined { me.client?.received(event, on: channel) }
                             })
                         }
                     })
@@ -156,20 +157,20 @@ public final class RealtimeClient: @unchecked Sendable { // state and delegate c
                     try channel.pipeline.syncOperations.addHandler(request)
                     // Why a connection closed before the hello (a TLS handshake, an HTTP refusal).
                     try channel.pipeline.syncOperations.addHandler(ErrorRecorder { error in
-                        queue.async { if let c = me.client, c.channel === channel, !c.connected { c.lastError = "\(error)" } }
+                        queue.asyncConfined { if let c = me.client, c.channel === channel, !c.connected { c.lastError = "\(error)" } }
                     })
                 }
             }
         bootstrap.connect(host: settings.host, port: settings.port).whenComplete { result in
-            queue.async {
+            queue.asyncConfined {
                 guard let self = me.client else { return }
                 switch result {
                 case .success(let channel):
                     if self.stopped { channel.close(promise: nil); return }
                     self.channel = channel
-                    channel.closeFuture.whenComplete { _ in queue.async { me.client?.lost(channel) } }
+                    channel.closeFuture.whenComplete { _ in queue.asyncConfined { me.client?.lost(channel) } }
                     // A server that never says hello is no server of this protocol: try again.
-                    queue.asyncAfter(deadline: .now() + RealtimeClient.helloTimeout) {
+                    queue.asyncAfterConfined(deadline: .now() + RealtimeClient.helloTimeout) {
                         guard let c = me.client, c.channel === channel, !c.connected else { return }
                         c.lastError = "no hello from the server within \(Int(RealtimeClient.helloTimeout)) s"
                         channel.close(promise: nil)
@@ -207,7 +208,7 @@ public final class RealtimeClient: @unchecked Sendable { // state and delegate c
         guard !stopped else { return 0 }
         let pause = pauseBase * Double.random(in: 0.5...1.5)
         pauseBase = pauseBase == 0 ? settings.initialBackoff : min(pauseBase * 1.3, 300)
-        queue.asyncAfter(deadline: .now() + pause) { [weak self] in self?.connect() }
+        queue.asyncAfterConfined(deadline: .now() + pause) { [weak self] in self?.connect() }
         return pause
     }
 

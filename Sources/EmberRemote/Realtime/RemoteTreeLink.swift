@@ -11,7 +11,7 @@ import Foundation
 /// parent) answered as `.change(ack:)` or `.rejected`, a get a `g`. A lost connection is
 /// `treeLinkLost`; a new one (after the token, when given, is accepted) `treeLinkRestored`, after
 /// which the client sends its listens and unacknowledged writes again. On the client's queue.
-public final class RemoteTreeLink: TreeLink, RealtimeClientDelegate, @unchecked Sendable { // confined to the client's queue
+public final class RemoteTreeLink: TreeLink, RealtimeClientDelegate {
     private weak var client: (any TreeLinkClient)?
     private let queue: DispatchQueue
     private var realtime: RealtimeClient!
@@ -34,7 +34,7 @@ public final class RemoteTreeLink: TreeLink, RealtimeClientDelegate, @unchecked 
         self.queue = queue
         self.token = token
         realtime = RealtimeClient(settings: settings, delegate: self, queue: queue)
-        queue.async { [self] in if !closed { realtime.start() } }
+        queue.asyncConfined { [self] in if !closed { realtime.start() } }
     }
 
     public func listen(_ path: TreePath, windows: [TreeQuery], cached: TreeValue?) {

@@ -1,3 +1,4 @@
+import EmberConcurrency
 import Dispatch
 import EmberBackend
 import EmberModel
@@ -8,15 +9,18 @@ import Foundation
 /// each answered when the backend acknowledged or refused it. Acknowledged means in the file.
 /// The door listens to nothing; its events are only its writes' outcomes. Thread-safe: pending
 /// writes are kept under a lock, completions arrive on the door's own queue.
-final class TreeDoor: TreeBackendClient, @unchecked Sendable { // pending writes under `lock`; completions on `queue`
+final class TreeDoor: TreeBackendClient, Sendable {
     private let queue = DispatchQueue(label: "ember.server.tree-door")
-    private var connection: TreeConnection!
-    private let lock = NSLock()
-    private var nextId: Int64 = 1
-    private var pending: [Int64: CheckedContinuation<Void, any Error>] = [:]
+    /// Set once, in `init` (the connection needs `self` as its client).
+    private let opened = LockedValueBox<TreeConnection?>(nil)
+    private var connection: TreeConnection { opened.current! }
+    /// The next write's id, and the writes waiting for their outcome.
+    private struct Writes { var nextId: Int64 = 1; var pending: [Int64: CheckedContinuation<Void, any Error>] = [:] }
+    private let writes = LockedValueBox(Writes())
 
     init(backend: Backend) {
-        connection = backend.connectTree(client: self, queue: queue)
+        let connection = backend.connectTree(client: self, queue: queue)
+        opened.withLockedValue { $0 = connection }
     }
 
     func tree(_ connection: TreeConnection, didSend event: TreeBackendEvent) {
@@ -31,8 +35,7 @@ final class TreeDoor: TreeBackendClient, @unchecked Sendable { // pending writes
     }
 
     private func take(_ id: Int64) -> CheckedContinuation<Void, any Error>? {
-        lock.lock(); defer { lock.unlock() }
-        return pending.removeValue(forKey: id)
+        writes.withLockedValue { $0.pending.removeValue(forKey: id) }
     }
 
     /// The node at `path`.
@@ -48,11 +51,11 @@ final class TreeDoor: TreeBackendClient, @unchecked Sendable { // pending writes
     /// Applies what `compute` makes of the current tree; throws what it threw, or a storage error.
     func write(_ compute: @escaping @Sendable (_ read: (TreePath) -> TreeValue) throws -> [TreeWriteOp]) async throws {
         try await withCheckedThrowingContinuation { (c: CheckedContinuation<Void, any Error>) in
-            lock.lock()
-            let id = nextId
-            nextId += 1
-            pending[id] = c
-            lock.unlock()
+            let id = writes.withLockedValue { w in
+                defer { w.nextId += 1 }
+                w.pending[w.nextId] = c
+                return w.nextId
+            }
             connection.write(id: id, computing: compute)
         }
     }

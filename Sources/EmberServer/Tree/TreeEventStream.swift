@@ -1,3 +1,4 @@
+import EmberConcurrency
 import Dispatch
 import Foundation
 import EmberBackend
@@ -13,7 +14,7 @@ import NIOHTTP1
 /// ending the response. The stream ends when the client closes the connection, or when it stops
 /// reading: more than `UnreadBound`'s limit not yet written closes it. State on the watch's queue;
 /// writes go to the channel, which orders them.
-final class TreeEventStream: TreeWatchSink, @unchecked Sendable { // state on the watch's queue
+final class TreeEventStream: TreeWatchSink {
     static let keepAliveInterval: TimeAmount = .seconds(30)
 
     private let channel: Channel
@@ -38,12 +39,12 @@ final class TreeEventStream: TreeWatchSink, @unchecked Sendable { // state on th
         watch.start(backend: backend)
         keepAlive = channel.eventLoop.scheduleRepeatedTask(initialDelay: Self.keepAliveInterval, delay: Self.keepAliveInterval) { [self] _ in
             send("keep-alive", "null")
-            if request.guard.dependsOnClock { queue.async { watch.recheck() } }
+            if request.guard.dependsOnClock { queue.asyncConfined { watch.recheck() } }
         }
         if let expires = request.guard.who.caller.expires {
             let delay = TimeAmount.milliseconds(max(0, Int64((expires - Date().timeIntervalSince1970) * 1000)))
             expiry = channel.eventLoop.scheduleTask(in: delay) { [self] in
-                queue.async { [self] in
+                queue.asyncConfined { [self] in
                     watch.stop()
                     end("auth_revoked", "credential is no longer valid")
                 }

@@ -1,3 +1,4 @@
+import EmberConcurrency
 import Dispatch
 import EmberBackend
 import EmberModel
@@ -16,7 +17,7 @@ import EmberTreeRules
 /// behind unanswered checks, so order holds); `recheck()` (a rules change, time passing) checks
 /// again. A refused read is `watchCancelled`, after which nothing more is said. State and the
 /// sink's calls on `queue`.
-final class TreeWatch: TreeBackendClient, @unchecked Sendable { // confined to `queue`, where the backend delivers
+final class TreeWatch: TreeBackendClient {
     let location: TreePath
     let query: TreeRESTQuery?
     let gate: TreeStreamGuard
@@ -49,16 +50,16 @@ final class TreeWatch: TreeBackendClient, @unchecked Sendable { // confined to `
 
     /// Starts listening (the first `put` follows); re-checks when the namespace's rules change.
     func start(backend: Backend) {
-        queue.async { [self] in
+        queue.asyncConfined { [self] in
             let c = backend.connectTree(client: self, queue: queue)
             connection = c
             c.listen(location)
             if query?.byPriority == true { c.listen(priorityLocation) }
         }
         if !gate.bypassesRules {
-            gate.access.watch(gate.who.namespace, ObjectIdentifier(self)) { [weak self] in
-                guard let self else { return }
-                queue.async { self.recheck() }
+            let me = QueueBound(WeakTreeWatch(self), on: queue)
+            gate.access.watch(gate.who.namespace, ObjectIdentifier(self)) { [queue] in
+                queue.async { me.value.watch?.recheck() }
             }
         }
     }
@@ -66,7 +67,7 @@ final class TreeWatch: TreeBackendClient, @unchecked Sendable { // confined to `
     /// Stops listening; nothing more is said after the queue runs past this point.
     func stop() {
         gate.access.unwatch(gate.who.namespace, ObjectIdentifier(self))
-        queue.async { [self] in
+        queue.asyncConfined { [self] in
             ended = true
             connection?.disconnect()
             connection = nil
@@ -80,19 +81,22 @@ final class TreeWatch: TreeBackendClient, @unchecked Sendable { // confined to `
         guard check || checksInFlight > 0 else { return deliver(event) }
         checksInFlight += 1
         let gate = self.gate
-        connection.inspect({ read in check ? gate.allows(read) : true }) { [self] allowed in
-            checksInFlight -= 1
-            guard !ended else { return }
-            if allowed { deliver(event) } else { cancel() }
+        let me = QueueBound(self, on: queue)
+        connection.inspect({ read in check ? gate.allows(read) : true }) { allowed in
+            let watch = me.value
+            watch.checksInFlight -= 1
+            guard !watch.ended else { return }
+            if allowed { watch.deliver(event) } else { watch.cancel() }
         }
     }
 
     /// Checks the read again; cancels if it is refused. On `queue`.
     func recheck() {
         guard let connection, !ended, !gate.bypassesRules else { return }
-        let gate = self.gate
-        connection.inspect({ read in gate.allows(read) }) { [self] allowed in
-            if !allowed && !ended { cancel() }
+        let gate = self.gate, me = QueueBound(self, on: queue)
+        connection.inspect({ read in gate.allows(read) }) { allowed in
+            let watch = me.value
+            if !allowed && !watch.ended { watch.cancel() }
         }
     }
 
@@ -151,7 +155,7 @@ final class TreeWatch: TreeBackendClient, @unchecked Sendable { // confined to `
 }
 
 /// Responsible for: receiving a `TreeWatch`'s events (on its queue) and telling its client.
-protocol TreeWatchSink: AnyObject, Sendable {
+protocol TreeWatchSink: AnyObject {
     /// The value at `path` (relative to the watched location) is now `value`.
     func watch(_ watch: TreeWatch, put path: ArraySlice<String>, _ value: TreeValue)
     /// These children of `path` are now these values.
@@ -177,4 +181,10 @@ struct TreeStreamGuard: Sendable {
     func allows(_ read: (TreePath) -> TreeValue) -> Bool {
         Who(caller: who.caller, rules: rules, namespace: who.namespace).mayRead(location, query: query, nowMillis: TreeREST.nowMillis(), read)
     }
+}
+
+/// A watch, weakly: what a rules change reaches once the watch is gone.
+struct WeakTreeWatch {
+    weak var watch: TreeWatch?
+    init(_ watch: TreeWatch) { self.watch = watch }
 }

@@ -1,6 +1,6 @@
 import EmberModel
 
-/// Responsible for: an order-preserving byte encoding of values (SEMANTICS.md value order), so
+/// Responsible for: an order-preserving byte encoding of values (docs/semantics.md value order), so
 /// SQLite's byte comparison of index keys follows Firestore's order: `compare(a, b) <= 0`
 /// implies `encode(a) <= encode(b)` byte-wise. Numbers are encoded as doubles (ints beyond 2^53
 /// may share an encoding: the index then yields a superset that the query filter narrows, as
