@@ -1,5 +1,5 @@
 // swift-tools-version:6.0
-// Ember: an embeddable realtime document store. Layers follow ../shared/STYLE.md:
+// Ember: an embeddable realtime document store. Layers follow ARCHITECTURE.md:
 // EmberModel (pure values, paths, mutations, queries) <- EmberStorage (persistence) <-
 // EmberBackend (authoritative store) <- EmberCore (sync engine, views, listeners) <- Ember (public API).
 import PackageDescription
@@ -32,7 +32,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-protobuf", from: "1.39.0"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
-        // ID tokens on `ember serve` (issue 14): RS256/ES256 from a JWKS, HS256 from a secret.
+        // ID tokens on `ember serve`: RS256/ES256 from a JWKS, HS256 from a secret.
         .package(url: "https://github.com/vapor/jwt-kit", from: "5.7.1"),
         // TLS files checked at start (gRPC's transport already builds on it).
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
@@ -57,10 +57,10 @@ let package = Package(
         // (`FirestoreSettings.host`, `ember_settings.host`) through EmberRemote; the core-only build
         // refuses a host (`#if canImport(EmberRemote)`).
         .target(name: "Ember", dependencies: ["EmberCore", "EmberConcurrency"] + remote),
-        // Firestore security rules (issue 14): parser and evaluator over EmberModel values. No
+        // Firestore security rules: parser and evaluator over EmberModel values. No
         // gRPC: the server wires it in; nothing else depends on it.
         .target(name: "EmberRules", dependencies: ["EmberModel"]),
-        // Realtime Database security rules (issue 28): the tree's rules language over EmberModel's
+        // Realtime Database security rules: the tree's rules language over EmberModel's
         // tree values. No server code: the tree port wires it in.
         .target(name: "EmberTreeRules", dependencies: ["EmberModel"]),
         .systemLibrary(name: "CEmberABI", path: "Sources/CEmberABI"),
@@ -81,7 +81,7 @@ let package = Package(
     ] + (coreOnly ? [] : serverTargets)
 )
 
-// The server (issue 11): generated wire types (`make proto`), the service over the backend, the
+// The server: generated wire types (`make proto`), the service over the backend, the
 // command line, its benchmark and tests. Nothing in the targets above depends on them.
 var serverTargets: [Target] {
     [
@@ -109,7 +109,7 @@ var serverTargets: [Target] {
             .product(name: "SwiftProtobuf", package: "swift-protobuf"),
             .product(name: "Logging", package: "swift-log"),
         ]),
-        // A server as the core's backend (issue 12): a BackendLink over the Listen and Write
+        // A server as the core's backend: a BackendLink over the Listen and Write
         // streams and the unary calls. Beside the core: nothing in EmberCore imports it.
         .target(name: "EmberRemote", dependencies: [
             "EmberModel", "EmberStorage", "EmberBackend", "EmberConcurrency", "EmberWire", "EmberFirestoreProto",
@@ -139,7 +139,7 @@ var serverTargets: [Target] {
         ]),
         // A Swift client process of the mixed-language tests (Tests/remote): Ember over `host`.
         .executableTarget(name: "EmberHostClient", dependencies: ["Ember", "EmberConcurrency"]),
-        // Issue 12's benchmark clients (bench/remote): the public API over `host`, and the
+        // The remote benchmark's clients (bench/remote): the public API over `host`, and the
         // internal modules where the figure needs `RemoteBackend.stats` (release, `make bench-remote`).
         .executableTarget(name: "EmberRemoteBench", dependencies: [
             "Ember", "EmberCore", "EmberModel", "EmberRemote", "EmberStorage", "EmberBackend", "EmberConcurrency",

@@ -2,7 +2,7 @@
  * ember.h: the C ABI of Ember, an embeddable realtime document store (Firestore-like).
  *
  * Responsible for: the whole contract between C (and C++, Python, ...) callers and libember.
- * Hand-written; C99 and C++17 clean. Conventions (../shared/STYLE.md):
+ * Hand-written; C99 and C++17 clean. Conventions (docs/c-abi.md):
  *
  *  - Names: ember_<object>_<verb>. Objects are opaque. Enum-like types are fixed-width integers.
  *  - Errors: every function that can fail takes `ember_error *err` last (may be NULL), returns
@@ -647,7 +647,7 @@ ember_ref *ember_ref_new(ember_db *db, const char *path, ember_error *err);
 /** The location `path` ("a/b", non-empty) below `ref`. OWNED. */
 ember_ref *ember_ref_child(const ember_ref *ref, const char *path, ember_error *err);
 /** A new child whose key is a push id (20 characters, time-ordered, strictly increasing within
- *  the process: SEMANTICS.md 17). Nothing is written. OWNED. */
+ *  the process: docs/semantics.md 17). Nothing is written. OWNED. */
 ember_ref *ember_ref_push(const ember_ref *ref, ember_error *err);
 /** The parent location (OWNED); NULL at the root or for NULL. */
 ember_ref *ember_ref_parent(const ember_ref *ref);
@@ -740,8 +740,8 @@ bool ember_ref_transaction(ember_ref *ref, ember_format format, bool apply_local
  *  thread the answer comes through: observe a value event there instead. */
 char *ember_ref_get(const ember_ref *ref, ember_format format, size_t *out_len, ember_error *err);
 
-/* Queries: a location with one order-by, a range and a limit (SEMANTICS.md 15-21). Builder calls
- * change the query in place; the first rule broken is reported by that call (and leaves the
+/* Queries: a location with one order-by, a range and a limit (docs/semantics.md 15-21). Builder
+ * calls change the query in place; the first rule broken is reported by that call (and leaves the
  * query unchanged): one order-by; start, end and limit once each; equal_to excludes start and
  * end; limits positive; order_by_key bounds are strings without a key; other bounds are not
  * maps; order_by_child("") and "$key", "$value", "$priority" are errors. */
@@ -796,7 +796,7 @@ enum {
  * keep it) with, for child events, `prev_key`, the key of the previous sibling in the query's
  * order (NULL for the first child, for child_removed and for value events; BORROWED for the
  * call), and error == NULL. Or snapshot == NULL and the `error` that ended the observer.
- * Events for one change come in SEMANTICS.md 20's order: child_removed, child_added,
+ * Events for one change come in docs/semantics.md 20's order: child_removed, child_added,
  * child_moved, child_changed, then value. child_added runs once per existing child on attach.
  * @warning Runs on the database's event thread, one callback at a time. May call back into the
  * ABI (writes, observe, remove any observer including its own), but not the blocking reads

@@ -1,4 +1,4 @@
-// Tests of SyncEngine's network switch (SEMANTICS.md 13): listeners keep working on the cache,
+// Tests of SyncEngine's network switch (docs/semantics.md 13): listeners keep working on the cache,
 // writes queue, reads answer from the cache or fail, and reconnecting catches up.
 import XCTest
 import EmberModel

@@ -1,4 +1,4 @@
-// Tests of QueryListener: which view snapshots become user events (SEMANTICS.md 9-10, Firebase
+// Tests of QueryListener: which view snapshots become user events (docs/semantics.md 9-10, Firebase
 // JS query_listener.ts), driven directly with snapshots.
 import XCTest
 import EmberModel

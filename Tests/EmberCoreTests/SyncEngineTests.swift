@@ -1,4 +1,4 @@
-// Tests of SyncEngine through EmberClient: the exact listener events (SEMANTICS.md 8-13) for
+// Tests of SyncEngine through EmberClient: the exact listener events (docs/semantics.md 8-13) for
 // initial snapshots, local writes and their acknowledgements, moves, deletes, batches, limit
 // windows, remote changes and rejected writes. Offline behaviour is in NetworkTests.swift.
 import XCTest
@@ -120,7 +120,7 @@ final class SyncEngineTests: XCTestCase {
     }
 
     /// A deleted document is no longer in the result, so the snapshot has no pending writes and
-    /// the acknowledgement changes nothing a listener can see (SEMANTICS.md 10).
+    /// the acknowledgement changes nothing a listener can see (docs/semantics.md 10).
     func testDeleteRemovesTheDocumentWithItsOldIndex() throws {
         let (c1, c2) = twoClients()
         defer { c1.close(); c2.close() }

@@ -179,7 +179,7 @@ extension EventLog {
     var last: ViewSnapshot? { snapshots.last }
 }
 
-// MARK: - the replay check (SEMANTICS.md 8-10)
+// MARK: - the replay check (docs/semantics.md 8-10)
 
 /// Checks every snapshot of one listener against the previous one: the first is all ADDED with
 /// new indexes 0..n-1; changes come removed, then added, then modified, each in query order;

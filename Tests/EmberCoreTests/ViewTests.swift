@@ -1,6 +1,6 @@
 // Tests of View: the merged result of one query and the exact changes between its snapshots
-// (SEMANTICS.md 8, 10, 11), driven directly with documents, plus a seeded random walk whose every
-// snapshot must replay exactly.
+// (docs/semantics.md 8, 10, 11), driven directly with documents, plus a seeded random walk whose
+// every snapshot must replay exactly.
 import XCTest
 import EmberModel
 @testable import EmberCore
@@ -83,7 +83,7 @@ final class ViewTests: XCTestCase {
         XCTAssertEqual(ids(s), ["z", "b"])
     }
 
-    /// The example of SEMANTICS.md 8: removed, added, modified, each in query order, indexes
+    /// The example of docs/semantics.md 8: removed, added, modified, each in query order, indexes
     /// computed step by step.
     func testBatchOfChangesIsOrderedAndIndexedStepByStep() {
         let v = View(query: ordered("c"))

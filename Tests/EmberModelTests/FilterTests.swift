@@ -1,4 +1,4 @@
-// Tests for Filter.swift: every operator against documents (SEMANTICS.md 2 and 4), composites,
+// Tests for Filter.swift: every operator against documents (docs/semantics.md 2 and 4), composites,
 // and operator parsing.
 import XCTest
 @testable import EmberModel
@@ -95,7 +95,7 @@ final class FilterTests: XCTestCase {
     }
 
     // `in`, `not-in`, `array-contains` and `array-contains-any` follow the Firestore emulator
-    // (SEMANTICS.md 2 says to check it; EmulatorDifferentialTests asks it): numbers compare
+    // (docs/semantics.md 2 says to check it; EmulatorDifferentialTests asks it): numbers compare
     // numerically, and a top-level null or NaN equals nothing; inside arrays values compare by order.
 
     func testInComparesNumbersNumerically() {

@@ -1,5 +1,6 @@
-// Tests for Query+Matching.swift: normalized order-by (SEMANTICS.md 6), path membership, matches()
-// with filters, order-by presence (SEMANTICS.md 5) and cursors, compare(), canonical ids.
+// Tests for Query+Matching.swift: normalized order-by (docs/semantics.md 6), path membership,
+// matches() with filters, order-by presence (docs/semantics.md 5) and cursors, compare(),
+// canonical ids.
 import XCTest
 @testable import EmberModel
 

@@ -1,4 +1,4 @@
-// Tests for Query.swift: building queries and every client-side error of SEMANTICS.md 7.
+// Tests for Query.swift: building queries and every client-side error of docs/semantics.md 7.
 import XCTest
 @testable import EmberModel
 

@@ -1,4 +1,4 @@
-// Tests for Value+Order.swift: the total order of values (SEMANTICS.md 1-3) and strict equality.
+// Tests for Value+Order.swift: the total order of values (docs/semantics.md 1-3) and strict equality.
 import XCTest
 @testable import EmberModel
 

@@ -193,7 +193,7 @@ final class DatabaseTests: TreeTestCase {
         XCTAssertEqual(keys(values.queryOrderedByValue().queryStarting(atValue: true).queryEnding(atValue: 5)), ["x", "z"])
     }
 
-    /// On a durable database the tree survives terminate and reopen (DEVELOPERS.md, "The
+    /// On a durable database the tree survives terminate and reopen (docs/tree.md, "The
     /// durable tree"): written data and offline writes still pending.
     func testTreeOnADurableDatabaseSurvivesReopen() async throws {
         let dir = NSTemporaryDirectory() + "ember-tree-\(getpid())-\(UInt64.random(in: 0..<UInt64.max))"

@@ -3,7 +3,7 @@ import Foundation
 import Ember
 
 /// Query: filters, order, limits, cursors (values and snapshots), count, listeners, and the
-/// client-side errors of SEMANTICS.md 7 reaching getDocuments, listeners and validate().
+/// client-side errors of docs/semantics.md 7 reaching getDocuments, listeners and validate().
 final class QueryTests: XCTestCase {
     var db: Firestore!
     var cities: CollectionReference!
@@ -135,7 +135,7 @@ final class QueryTests: XCTestCase {
         assertInvalid(cities.order(by: "name").start(afterDocument: sf2))
     }
 
-    // MARK: errors of SEMANTICS.md 7
+    // MARK: errors of docs/semantics.md 7
 
     func invalidQueries() -> [(String, Query)] {
         let nan = Double.nan

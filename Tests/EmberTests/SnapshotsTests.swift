@@ -4,7 +4,7 @@ import Ember
 
 /// Snapshots: DocumentSnapshot (data, get, subscript, exists, reference, metadata),
 /// QuerySnapshot (documents, count, isEmpty, metadata) and DocumentChange (type, oldIndex,
-/// newIndex with UInt(NSNotFound) where there is none, SEMANTICS.md 8).
+/// newIndex with UInt(NSNotFound) where there is none, docs/semantics.md 8).
 final class SnapshotsTests: XCTestCase {
     var db: Firestore!
 

@@ -12,7 +12,7 @@ the kill:
 - acknowledged before the kill began: on the server right after the restart, applied once;
 - made after the server was dead (queued, the server never saw it): applied exactly once;
 - made before and acknowledged after: it may have been in flight, committed by the server and
-  sent again after the restart (DEVELOPERS.md: exactly once holds only for writes the server
+  sent again after the restart (docs/remote.md: exactly once holds only for writes the server
   never saw; Firebase's SDKs behave the same), so its increment is applied once or twice.
 
 Every process is bounded: the server under servers.py's watchdog, each client killed by its pid

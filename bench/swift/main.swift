@@ -146,7 +146,7 @@ print("\n10. tree: orderByChild(score).limitToLast(\(treeCfg.windowLimit)) over 
 run("window") {
     let w = try measureWindow(treeCfg)
     // The first run is the first limited query ever at the node (a pass over its children); the
-    // later ones find the index that pass left (see DEVELOPERS.md, "Limited queries start from a
+    // later ones find the index that pass left (see docs/tree.md, "Limited queries start from a
     // backend index").
     let cold = Figure(id: "tree_window_first_cold_ms", label: "10. window first result, first query at the node", unit: "ms", value: w.firstMs[0], target: 5, lowerIsBetter: true, decimals: 2)
     let first = Figure(id: "tree_window_first_ms", label: "10. window first result (value event, median)", unit: "ms", value: percentile(w.firstMs, 50), target: 5, lowerIsBetter: true, decimals: 2)

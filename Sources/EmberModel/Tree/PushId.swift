@@ -6,9 +6,10 @@ import Darwin
 import EmberConcurrency
 
 /// Responsible for: childByAutoId's keys (docs/semantics.md 17, Firebase JS
-/// `core/util/NextPushId.ts`): 20 characters of `-0-9A-Z_a-z` (ASCII order), 8 for the millisecond time, most significant
-/// first, then 12 random. Within one millisecond (or when the clock steps back) the random part
-/// of the previous id is incremented, so ids from one process are strictly increasing.
+/// `core/util/NextPushId.ts`): 20 characters of `-0-9A-Z_a-z` (ASCII order), 8 for the millisecond
+/// time, most significant first, then 12 random. Within one millisecond (or when the clock steps
+/// back) the random part of the previous id is incremented, so ids from one process are strictly
+/// increasing.
 /// Thread-safe.
 ///
 ///     let id = PushId.next()     // "-NxYz...": sorts after every id made before it

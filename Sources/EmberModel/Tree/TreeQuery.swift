@@ -1,10 +1,10 @@
-/// Responsible for: a Realtime-Database query's parameters (one order-by, start / end bounds
-/// with an optional key, a limit from either end), the errors of building one
-/// (docs/semantics.md 19, Firebase JS `api/Reference_impl.ts` validation) and whether a child
-/// falls in its range (docs/semantics.md 18). Without an order-by, children are ordered as the
-/// Realtime Database's default (priority) index orders them: by priority, then key. Ember has no priorities (every child's is
-/// null), so children come in key order and a bound (priority, key) compares null with the
-/// priority, then the key: `start(.at, .null, key: "b")` starts at key "b".
+/// Responsible for: a Realtime-Database query's parameters (one order-by, start / end bounds with
+/// an optional key, a limit from either end), the errors of building one (docs/semantics.md 19,
+/// Firebase JS `api/Reference_impl.ts` validation) and whether a child falls in its range
+/// (docs/semantics.md 18). Without an order-by, children are ordered as the Realtime Database's
+/// default (priority) index orders them: by priority, then key. Ember has no priorities (every
+/// child's is null), so children come in key order and a bound (priority, key) compares null with
+/// the priority, then the key: `start(.at, .null, key: "b")` starts at key "b".
 ///
 ///     let q = try TreeQuery().orderBy(.child(TreePath(parsing: "metrics/views"))).limit(100, .last)
 ///     q.contains(ChildEntry(key: "a", sortValue: .int(5)))

@@ -1,8 +1,9 @@
-// Differential tests of Ember against the Cloud Firestore emulator (the reference where SEMANTICS.md
-// is silent): randomized documents and queries must give the same document ids in the same order
-// (seeded; EMBER_DIFF_SEED=<n> replays a run, EMBER_DIFF_QUERIES=<n> changes the count,
-// EMBER_DIFF_STRICT=1 also fails on the known rejection differences listed in DiffQuery), and probes
-// pin the number / NaN / null answers of SEMANTICS.md 2 and 4 for Ember even without the emulator.
+// Differential tests of Ember against the Cloud Firestore emulator (the reference where
+// docs/semantics.md is silent): randomized documents and queries must give the same document ids
+// in the same order (seeded; EMBER_DIFF_SEED=<n> replays a run, EMBER_DIFF_QUERIES=<n> changes the
+// count, EMBER_DIFF_STRICT=1 also fails on the known rejection differences listed in DiffQuery),
+// and probes pin the number / NaN / null answers of docs/semantics.md 2 and 4 for Ember even
+// without the emulator.
 import EmberConcurrency
 import XCTest
 import Foundation
@@ -155,7 +156,7 @@ final class EmulatorDifferentialTests: XCTestCase {
         if !done.wait(seconds: 30) { throw EmberError(.deadlineExceeded, "Ember did not acknowledge the writes within 30 s") }
     }
 
-    // MARK: probes (SEMANTICS.md 2: "check what the emulator does ... and follow it, with a test")
+    // MARK: probes (docs/semantics.md 2: "check what the emulator does ... and follow it, with a test")
 
     /// Eleven documents in "p" whose field v (and arr) hold the values the probes ask about; d1, i1
     /// and j1 hold 1.0, 1 and 1.0, so ties between equal numbers show their order (by name, not type).
@@ -582,9 +583,10 @@ struct DiffQuery: CustomStringConvertible {
 
     // MARK: known divergences
 
-    /// Rules the emulator (the Firestore backend) enforces but the client-side checks of SEMANTICS.md 7
-    /// (Firebase JS `conflictingOps`: "not a comprehensive check ... Validations should occur in the
-    /// Firestore backend") do not, so Ember's builder accepts these queries and answers them.
+    /// Rules the emulator (the Firestore backend) enforces but the client-side checks of
+    /// docs/semantics.md 7 (Firebase JS `conflictingOps`: "not a comprehensive check ...
+    /// Validations should occur in the Firestore backend") do not, so Ember's builder accepts
+    /// these queries and answers them.
     static let backendOnlyRules = [
         "A maximum of 1 'ARRAY_CONTAINS' filter is allowed per disjunction",
         "Equality on key is not allowed if there are other inequality fields and key does not appear in inequalities",
@@ -596,7 +598,7 @@ struct DiffQuery: CustomStringConvertible {
         // The disjunctive normal form may have at most 30 terms (`in` x `array-contains-any` x OR).
         "Too many disjunctions after normalization",
     ]
-    /// Client-side rules of SEMANTICS.md 7 that the backend does not enforce (or never sees:
+    /// Client-side rules of docs/semantics.md 7 that the backend does not enforce (or never sees:
     /// limit-to-last is sent flipped, as the SDKs do).
     static let clientOnlyRules = [
         "limit(toLast:) queries require specifying at least one order(by:) clause",

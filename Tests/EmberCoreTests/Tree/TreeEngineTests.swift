@@ -5,7 +5,7 @@ import EmberCore
 import EmberStorage
 
 /// The client tree engine through EmberClient: attach, child and value events in order with
-/// previous keys (SEMANTICS.md 20), windows (21), multi-path atomicity, network, removal.
+/// previous keys (docs/semantics.md 20), windows (21), multi-path atomicity, network, removal.
 final class TreeEngineTests: XCTestCase {
     var client: EmberClient!
     override func setUp() { client = EmberClient() }

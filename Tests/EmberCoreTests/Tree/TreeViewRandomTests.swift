@@ -3,7 +3,7 @@ import XCTest
 import EmberModel
 import EmberCore
 
-/// Randomized check of the view logic (SEMANTICS.md 20-21): for several queries, single-child
+/// Randomized check of the view logic (docs/semantics.md 20-21): for several queries, single-child
 /// writes are applied at random; replaying each observer's child events (with previous keys) on
 /// a list must give, after every write, exactly the query's result computed by brute force from
 /// the backend's tree, and the last value event must show the same children in the same order.
@@ -119,7 +119,7 @@ final class TreeViewRandomTests: XCTestCase {
                     let got = r.state
                     XCTAssertEqual(got.problems, [], "\(name) seed \(seed) step \(step)")
                     // With several children changed at once, previous keys refer to the final order
-                    // (SEMANTICS.md 20), so a replay in event order may place them differently:
+                    // (docs/semantics.md 20), so a replay in event order may place them differently:
                     // then only the set is compared; the value event gives the order.
                     let keys = multi ? got.keys.sorted() : got.keys
                     XCTAssertEqual(keys, multi ? want.sorted() : want, "\(name) seed \(seed) step \(step)")

@@ -1,7 +1,7 @@
 import XCTest
 @testable import EmberModel
 
-/// Push ids (SEMANTICS.md 17).
+/// Push ids (docs/semantics.md 17).
 final class PushIdTests: XCTestCase {
     func testShapeAndTimestamp() {
         let id = PushId.next(now: 1_700_000_000_000)

@@ -1,7 +1,7 @@
 import XCTest
 @testable import EmberModel
 
-/// Key order (SEMANTICS.md 15) and key validation.
+/// Key order (docs/semantics.md 15) and key validation.
 final class TreeKeyTests: XCTestCase {
     func testKeyOrderTable() {
         let expected = ["0", "3", "03", "003", "5", "9", "20", "100", "bar", "foo"]

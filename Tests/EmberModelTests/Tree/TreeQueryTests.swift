@@ -1,7 +1,7 @@
 import XCTest
 @testable import EmberModel
 
-/// Query building errors (SEMANTICS.md 19) and range matching (18), every operator.
+/// Query building errors (docs/semantics.md 19) and range matching (18), every operator.
 final class TreeQueryTests: XCTestCase {
     func e(_ k: String, _ v: TreeValue = .null) -> ChildEntry { ChildEntry(key: k, sortValue: v) }
     func child(_ p: String) -> TreeIndex { .child(try! TreePath(parsing: p)) }

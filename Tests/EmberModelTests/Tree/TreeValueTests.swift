@@ -1,7 +1,8 @@
 import XCTest
 @testable import EmberModel
 
-/// Node values: set/get at paths, pruning, equality, arrays, value order (SEMANTICS.md 16), limits.
+/// Node values: set/get at paths, pruning, equality, arrays, value order (docs/semantics.md 16),
+/// limits.
 final class TreeValueTests: XCTestCase {
     func testSetAndPrune() {
         var v = TreeValue.null

@@ -152,8 +152,8 @@ static void paths_and_ids(void) {
 }
 
 /* A core-only library must not load full Foundation (FoundationEssentials at most). With remote
- * support it does: the gRPC stack's SwiftProtobuf imports Foundation (DEVELOPERS.md, "Clients of
- * a server"). */
+ * support it does: the gRPC stack's SwiftProtobuf imports Foundation (docs/c-abi.md,
+ * "Checks"). */
 static void no_foundation(void) {
     FILE *f = fopen("/proc/self/maps", "r");
     char line[512];

@@ -1,5 +1,5 @@
 /* Listener events through the C ABI: each change carries its own document and the
- * changes' indexes replay exactly (SEMANTICS.md 8), checked after every snapshot of randomized
+ * changes' indexes replay exactly (docs/semantics.md 8), checked after every snapshot of randomized
  * batches over an ordered, limited query; a listener or observer of every kind removed from
  * inside the first of several due callbacks is never called again. */
 #define _POSIX_C_SOURCE 200809L

@@ -1,7 +1,7 @@
 // Seed 002, "Listen for child events": the seed's comments sample (observe childAdded and
 // childRemoved on commentsRef, keeping a list of comments in step with a table view), in C++
 // as a ChildListener. Then every child event with its previous sibling's key, on a query
-// ordered by value (SEMANTICS.md 20: removed, added, moved, changed, then value).
+// ordered by value (docs/semantics.md 20: removed, added, moved, changed, then value).
 #include <vector>
 
 #include "tree_example.h"

@@ -1,7 +1,7 @@
 // Seed 002, "Sorting and filtering data": the seed's queries in C++ (myTopPostsQuery ordered by
 // starCount, postsByMostPopular by the nested child metrics/views, recentPostsQuery limited to
-// the first 100), then how each order-by sorts (SEMANTICS.md 15-16), the filters, a limit
-// window refilling (SEMANTICS.md 21) and the errors of SEMANTICS.md 19.
+// the first 100), then how each order-by sorts (docs/semantics.md 15-16), the filters, a limit
+// window refilling (docs/semantics.md 21) and the errors of docs/semantics.md 19.
 #include <string>
 
 #include "tree_example.h"

@@ -1,4 +1,4 @@
-"""The Realtime-Database-style tree from Python (API-PYTHON.md's tree part): references, push
+"""The Realtime-Database-style tree from Python (docs/python.md's tree part): references, push
 ids, set / multi-path update / delete / get, ordered queries, event sequences with prev_key,
 limit windows, query errors, observers removed (one, all at a location, inside a callback),
 DataSnapshot."""
@@ -122,7 +122,7 @@ def test_ordered_queries(db):
     assert list(s.order_by_value().equal_to(20).get()) == ["c"]
     assert list(s.order_by_key().start_at("b").end_before("e").get()) == ["b", "c", "d"]
     assert s.order_by_value().equal_to(99).get() is None
-    # key order table (SEMANTICS.md 15)
+    # key order table (docs/semantics.md 15)
     k = db.reference("keys")
     setv(k, {key: 1 for key in ["foo", "100", "003", "bar", "5", "03", "0", "9", "3", "20"]})
     assert list(k.order_by_key().get()) == ["0", "3", "03", "003", "5", "9", "20", "100", "bar", "foo"]

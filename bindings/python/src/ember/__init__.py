@@ -8,7 +8,7 @@
     watch.unsubscribe()
 
 A CPython extension (`ember._ember`) over libember's C ABI; libember.so ships inside this package.
-The contract is ../shared/API-PYTHON.md.
+The contract is docs/python.md.
 
 One module per concept, imported top-down (no module imports one listed after it; a test keeps
 the graph acyclic): _errors, _values, _documents (snapshots, watches, listener dispatch),

@@ -4,7 +4,7 @@
  * Responsible for: the low-level objects the pure-Python layer (ember/_client.py, ...) builds on:
  * Database, Document (a document snapshot), Snapshot (a query snapshot), Query, Filter, Batch,
  * Transaction, Pending (a write's completion) and Listener. Values travel as MessagePack
- * (_codec.h). Rules (../../../../shared/STYLE.md):
+ * (_codec.h). Rules (ARCHITECTURE.md, docs/python.md):
  *   - the GIL is released around every ABI call that may block (writes, reads, close, listener
  *     removal, waits), so callbacks on Ember's event thread can take it;
  *   - callbacks take the GIL on a thread state the event thread keeps (cb_enter) and do nothing

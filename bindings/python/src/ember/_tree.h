@@ -5,7 +5,7 @@
  * Responsible for: TreeRef (ember_ref: navigation, set / update / remove, get, observe),
  * TreeQuery (ember_tree_query: the builder, get, observe) and DataSnapshot (ember_tree_snapshot:
  * key, value, exists, children, child, child_count). The pure-Python layer (ember/_tree.py)
- * gives them API-PYTHON.md's shapes. Values travel as MessagePack; the GIL is released around
+ * gives them docs/python.md's shapes. Values travel as MessagePack; the GIL is released around
  * every ABI call that may block or wait for a callback.
  */
 

@@ -1,4 +1,4 @@
-"""The Realtime-Database-style tree (API-PYTHON.md, "The Realtime-Database-style tree").
+"""The Realtime-Database-style tree (docs/python.md, "The tree").
 
 Responsible for: `Reference` (a location: child, push, set, multi-path update, delete, get,
 observers), `TreeQuery` (order_by_child / key / value, limit_to_first / last, start_at,
@@ -74,7 +74,7 @@ log = logging.getLogger("ember")
 
 class TreeQuery:
     """A location seen through an order, a range and a limit (each builder returns a new query;
-    the first rule broken raises InvalidArgumentError: SEMANTICS.md 19)."""
+    the first rule broken raises InvalidArgumentError: docs/semantics.md 19)."""
 
     __slots__ = ("_q", "_ref", "_ordered")
 

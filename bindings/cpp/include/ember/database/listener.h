@@ -3,7 +3,7 @@
 // AddChildListener, detach it with RemoveValueListener / RemoveChildListener (or RemoveAll*).
 // The listener object stays the caller's: keep it alive until it is removed.
 //
-// @warning The methods run on the database's event thread, one at a time, in SEMANTICS.md 20's
+// @warning The methods run on the database's event thread, one at a time, in docs/semantics.md 20's
 // order for one change (child removed, added, moved, changed, then value). They may call into
 // Ember, including removing this or any other listener, but not block on GetValue().Await().
 #ifndef EMBER_DATABASE_LISTENER_H

@@ -1,5 +1,5 @@
 // ember/database/query.h: Query (after firebase::database::Query): a location with one
-// order-by, a range and a limit (SEMANTICS.md 15-21); reads and listeners.
+// order-by, a range and a limit (docs/semantics.md 15-21); reads and listeners.
 //
 //   Query top = database->GetReference("posts").OrderByChild("metrics/views").LimitToLast(10);
 //   top.AddChildListener(&my_child_listener);   // events report changes to the window
