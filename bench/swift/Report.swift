@@ -1,4 +1,5 @@
-// Responsible for: printing figures beside their targets, the markdown table and the RESULT line.
+// Responsible for: printing figures beside their targets (bench/targets.json), the markdown table
+// and the RESULT line.
 
 /// One reported figure: its value, its target, and whether lower or higher is better.
 struct Figure {
@@ -9,6 +10,26 @@ struct Figure {
     let target: Double?
     let lowerIsBetter: Bool
     let decimals: Int
+    /// Judged by bench/targets.json, which has no target for it (or could not be read).
+    let targetMissing: Bool
+
+    /// A figure judged by its target in bench/targets.json ("swift.<id>"), which also says
+    /// whether lower or higher is better.
+    init(id: String, label: String, unit: String, value: Double, decimals: Int) {
+        let t = BenchTargets.shared.target(id)
+        self.id = id; self.label = label; self.unit = unit; self.value = value; self.decimals = decimals
+        target = t?.value
+        lowerIsBetter = t?.lowerIsBetter ?? true
+        targetMissing = t == nil
+    }
+
+    /// A figure without a target (a diagnostic printed beside the judged ones).
+    init(id: String, label: String, unit: String, value: Double, lowerIsBetter: Bool, decimals: Int) {
+        self.id = id; self.label = label; self.unit = unit; self.value = value; self.decimals = decimals
+        target = nil
+        self.lowerIsBetter = lowerIsBetter
+        targetMissing = false
+    }
 
     var met: Bool? {
         guard let t = target, !value.isNaN else { return nil }
@@ -16,14 +37,20 @@ struct Figure {
     }
     var valueText: String { unit == "docs/s" ? grouped(value) : fmt(value, decimals) }
     var targetText: String {
-        guard let t = target else { return "-" }
+        guard let t = target else { return targetMissing ? "n/a" : "-" }
         return (lowerIsBetter ? "<= " : ">= ") + (unit == "docs/s" ? grouped(t) : fmt(t, decimals))
     }
-    var verdict: String { met.map { $0 ? "met" : "MISSED" } ?? "-" }
+    /// "met" or "MISSED" as bench/benchlib.py says them; "n/a" when the target or the value is
+    /// missing; "-" for a figure without a target.
+    var verdict: String {
+        if let m = met { return m ? "met" : "MISSED" }
+        return targetMissing || (target != nil && value.isNaN) ? "n/a" : "-"
+    }
 }
 
 func printFigure(_ f: Figure) {
-    print("  \(f.label): \(f.valueText) \(f.unit)   target \(f.targetText) \(f.unit)   [\(f.verdict)]")
+    let target = f.target == nil ? f.targetText : "\(f.targetText) \(f.unit)"
+    print("  \(f.label): \(f.valueText) \(f.unit)   target \(target)   [\(f.verdict)]")
 }
 
 func markdownTable(_ figures: [Figure]) -> String {

@@ -1,6 +1,7 @@
 // EmberBench: the core's latency, memory and throughput figures against their targets.
 // Build: swift build -c release --scratch-path .build-bench --product ember-bench
-// Run:   .build-bench/release/ember-bench        (QUICK=1: 10x smaller sizes, a smoke test;
+// Run:   .build-bench/release/ember-bench        (from the repository's root: targets from
+//        bench/targets.json, or EMBER_BENCH_TARGETS=<file>; QUICK=1: 10x smaller sizes, a smoke test;
 //        ONLY=mem,doc,query,bulk,tree,window: a subset; VARIANTS=0: skip the diagnostic variants; for profiling)
 import EmberCore
 
@@ -9,6 +10,7 @@ if CommandLine.arguments.count >= 3 && CommandLine.arguments[1] == "open-probe" 
 let quick = getenvString("QUICK") == "1"
 let cfg = Config(quick: quick)
 print("EmberBench\(quick ? " (QUICK=1: sizes 10x smaller, figures not comparable)" : "")")
+print(BenchTargets.shared.summary)   // each judged figure's target comes from bench/targets.json
 var figures: [Figure] = []
 var extras: [(String, Double)] = []
 var errors: [String] = []
@@ -32,8 +34,7 @@ let only = getenvString("ONLY").map { Set($0.split(separator: ",").map(String.in
 print("\n3. resident memory per document listener (\(cfg.listeners) listeners on distinct existing documents)")
 run("mem") {
     let m = try measureListenerMemory(cfg)
-    let f = Figure(id: "listener_bytes", label: "3. memory per listener", unit: "bytes", value: m.perListener,
-                   target: 2048, lowerIsBetter: true, decimals: 0)
+    let f = Figure(id: "listener_bytes", label: "3. memory per listener", unit: "bytes", value: m.perListener, decimals: 0)
     printFigure(f); figures.append(f)
     print("     RSS \(grouped(Double(m.bytesBefore))) -> \(grouped(Double(m.bytesAfter))) bytes")
     if let h = m.heapPerListener {
@@ -49,8 +50,8 @@ run("mem") {
 print("\n1. write -> document listener callback (\(cfg.docIterations) iterations after \(cfg.docWarmup) warm-up)")
 run("doc") {
     let l = try measureDocListener(cfg, mode: mode)
-    let p50 = Figure(id: "doc_p50_us", label: "1. doc listener p50", unit: "µs", value: l.p50, target: 5, lowerIsBetter: true, decimals: 1)
-    let p99 = Figure(id: "doc_p99_us", label: "1. doc listener p99", unit: "µs", value: l.p99, target: 20, lowerIsBetter: true, decimals: 1)
+    let p50 = Figure(id: "doc_p50_us", label: "1. doc listener p50", unit: "µs", value: l.p50, decimals: 1)
+    let p99 = Figure(id: "doc_p99_us", label: "1. doc listener p99", unit: "µs", value: l.p99, decimals: 1)
     printFigure(p50); printFigure(p99); figures += [p50, p99]
     if l.timeouts > 0 { print("     \(l.timeouts) callbacks timed out (5 s)") }
     print("     the write() call alone: p50 \(fmt(percentile(l.writeCallUs, 50))) µs, p99 \(fmt(percentile(l.writeCallUs, 99))) µs")
@@ -66,8 +67,8 @@ run("doc") {
 print("\n2. write -> query listener callback (state == \"CA\": \(cfg.queryDocs / 10) of \(cfg.queryDocs) documents; \(cfg.queryIterations) iterations after \(cfg.queryWarmup) warm-up)")
 run("query") {
     let l = try measureQueryListener(cfg, mode: mode)
-    let p50 = Figure(id: "query_p50_us", label: "2. query listener p50", unit: "µs", value: l.p50, target: 10, lowerIsBetter: true, decimals: 1)
-    let p99 = Figure(id: "query_p99_us", label: "2. query listener p99", unit: "µs", value: l.p99, target: nil, lowerIsBetter: true, decimals: 1)
+    let p50 = Figure(id: "query_p50_us", label: "2. query listener p50", unit: "µs", value: l.p50, decimals: 1)
+    let p99 = Figure(id: "query_p99_us", label: "2. query listener p99", unit: "µs", value: l.p99, lowerIsBetter: true, decimals: 1)
     printFigure(p50); printFigure(p99); figures += [p50, p99]
     if l.timeouts > 0 { print("     \(l.timeouts) callbacks timed out (5 s)") }
     print("     the write() call alone: p50 \(fmt(percentile(l.writeCallUs, 50))) µs, p99 \(fmt(percentile(l.writeCallUs, 99))) µs")
@@ -83,21 +84,21 @@ run("query") {
 print("\n4. bulk insert, \(grouped(Double(cfg.bulkDocs))) documents in batches of \(cfg.bulkBatch) via write([Mutation])")
 run("bulk") {
     let b = try measureBulk(cfg)
-    let total = Figure(id: "bulk_docs_per_s", label: "4. bulk insert, until acknowledged", unit: "docs/s", value: b.totalRate, target: 500_000, lowerIsBetter: false, decimals: 0)
-    let local = Figure(id: "bulk_local_docs_per_s", label: "4. bulk insert, local part (last write returned)", unit: "docs/s", value: b.localRate, target: nil, lowerIsBetter: false, decimals: 0)
+    let total = Figure(id: "bulk_docs_per_s", label: "4. bulk insert, until acknowledged", unit: "docs/s", value: b.totalRate, decimals: 0)
+    let local = Figure(id: "bulk_local_docs_per_s", label: "4. bulk insert, local part (last write returned)", unit: "docs/s", value: b.localRate, lowerIsBetter: false, decimals: 0)
     printFigure(total); printFigure(local); figures += [total, local]
     print("     total \(fmt(b.totalSeconds * 1000)) ms, local part \(fmt(b.localSeconds * 1000)) ms; building the mutations alone: \(grouped(b.buildRate)) docs/s")
     extras.append(("bulk_build_docs_per_s", b.buildRate))
 }
 
-// 5-8: durable storage (issue 5). The insert and query targets are the issue's Python-level ones;
+// 5-8: durable storage. The insert and query targets are the Python-level ones (bench/python);
 // these are the Swift-level figures beside them.
 let pcfg = PersistenceConfig(quick: quick)
 print("\n5. open a \(grouped(Double(pcfg.openDocs)))-document database (fresh process; median of 5)")
 run("open") {
     let o = try measureOpen(pcfg.openDocs)
-    let t = Figure(id: "open_ms", label: "5. open, time", unit: "ms", value: o.ms, target: 200, lowerIsBetter: true, decimals: 1)
-    let m = Figure(id: "open_rss_mb", label: "5. open, resident", unit: "MB", value: Double(o.rss) / 1_048_576, target: 50, lowerIsBetter: true, decimals: 1)
+    let t = Figure(id: "open_ms", label: "5. open, time", unit: "ms", value: o.ms, decimals: 1)
+    let m = Figure(id: "open_rss_mb", label: "5. open, resident", unit: "MB", value: Double(o.rss) / 1_048_576, decimals: 1)
     printFigure(t); printFigure(m); figures += [t, m]
     print("     process before opening: \(fmt(Double(o.baseRss) / 1_048_576)) MB; first document read from cache after opening: \(fmt(o.firstReadMs, 2)) ms")
 }
@@ -105,7 +106,7 @@ run("open") {
 print("\n6. persistent bulk insert, \(grouped(Double(pcfg.bulkDocs))) documents in batches of 500 (durable file, until acknowledged)")
 run("pbulk") {
     let b = try measurePersistentBulk(pcfg.bulkDocs)
-    let f = Figure(id: "persistent_bulk_docs_per_s", label: "6. persistent bulk insert", unit: "docs/s", value: b.rate, target: 200_000, lowerIsBetter: false, decimals: 0)
+    let f = Figure(id: "persistent_bulk_docs_per_s", label: "6. persistent bulk insert", unit: "docs/s", value: b.rate, decimals: 0)
     printFigure(f); figures.append(f)
     print("     local part (queued durably, last write returned): \(grouped(b.localRate)) docs/s; peers: SQLite 128-173k/s, PostgreSQL COPY 163-205k/s")
     extras.append(("persistent_bulk_local_docs_per_s", b.localRate))
@@ -114,8 +115,8 @@ run("pbulk") {
 print("\n7. equality query over \(grouped(Double(pcfg.queryDocs))) cached documents returning \(pcfg.queryDocs / 100) (source: cache, median of \(pcfg.queryRuns))")
 run("pquery") {
     let r = try measureCachedQuery(pcfg.queryDocs, runs: pcfg.queryRuns)
-    let i = Figure(id: "cache_query_indexed_ms", label: "7. cached equality query, with index", unit: "ms", value: r.indexedMs, target: 2.5, lowerIsBetter: true, decimals: 2)
-    let s = Figure(id: "cache_query_scan_ms", label: "7. cached equality query, without index", unit: "ms", value: r.scanMs, target: 25, lowerIsBetter: true, decimals: 2)
+    let i = Figure(id: "cache_query_indexed_ms", label: "7. cached equality query, with index", unit: "ms", value: r.indexedMs, decimals: 2)
+    let s = Figure(id: "cache_query_scan_ms", label: "7. cached equality query, without index", unit: "ms", value: r.scanMs, decimals: 2)
     printFigure(i); printFigure(s); figures += [i, s]
     print("     \(r.returned) documents returned; index used: \(r.indexUsed); peers: SQLite 4.6-5.1 ms indexed, 46-57 ms unindexed")
 }
@@ -123,8 +124,8 @@ run("pquery") {
 print("\n8. one write durably acknowledged (write -> backend commit in the file -> ack callback; \(pcfg.ackIterations) iterations)")
 run("ack") {
     let n = try measureDurableAck(pcfg.ackIterations, synchronous: .normal)
-    let p50 = Figure(id: "durable_ack_p50_us", label: "8. durable ack p50 (synchronous=NORMAL)", unit: "µs", value: n.p50, target: nil, lowerIsBetter: true, decimals: 1)
-    let p99 = Figure(id: "durable_ack_p99_us", label: "8. durable ack p99 (synchronous=NORMAL)", unit: "µs", value: n.p99, target: nil, lowerIsBetter: true, decimals: 1)
+    let p50 = Figure(id: "durable_ack_p50_us", label: "8. durable ack p50 (synchronous=NORMAL)", unit: "µs", value: n.p50, lowerIsBetter: true, decimals: 1)
+    let p99 = Figure(id: "durable_ack_p99_us", label: "8. durable ack p99 (synchronous=NORMAL)", unit: "µs", value: n.p99, lowerIsBetter: true, decimals: 1)
     printFigure(p50); printFigure(p99); figures += [p50, p99]
     let f = try measureDurableAck(pcfg.ackIterations / 4, synchronous: .full)
     print("     variant synchronous=FULL (fsync per commit, survives power loss): p50 \(fmt(f.p50)) µs, p99 \(fmt(f.p99)) µs")
@@ -135,8 +136,8 @@ let treeCfg = TreeConfig(quick: quick)
 print("\n9. tree: push -> childAdded callback (\(treeCfg.pushIterations) pushes after \(treeCfg.pushWarmup) warm-up)")
 run("tree") {
     let l = try measurePushChildAdded(treeCfg)
-    let p50 = Figure(id: "tree_push_p50_us", label: "9. tree push -> childAdded p50", unit: "µs", value: l.p50, target: 10, lowerIsBetter: true, decimals: 1)
-    let p99 = Figure(id: "tree_push_p99_us", label: "9. tree push -> childAdded p99", unit: "µs", value: l.p99, target: nil, lowerIsBetter: true, decimals: 1)
+    let p50 = Figure(id: "tree_push_p50_us", label: "9. tree push -> childAdded p50", unit: "µs", value: l.p50, decimals: 1)
+    let p99 = Figure(id: "tree_push_p99_us", label: "9. tree push -> childAdded p99", unit: "µs", value: l.p99, lowerIsBetter: true, decimals: 1)
     printFigure(p50); printFigure(p99); figures += [p50, p99]
     print("     the treeWrite() call alone: p50 \(fmt(percentile(l.writeCallUs, 50))) µs, p99 \(fmt(percentile(l.writeCallUs, 99))) µs")
     extras.append(("tree_push_write_call_p50_us", percentile(l.writeCallUs, 50)))
@@ -148,9 +149,9 @@ run("window") {
     // The first run is the first limited query ever at the node (a pass over its children); the
     // later ones find the index that pass left (see docs/tree.md, "Limited queries start from a
     // backend index").
-    let cold = Figure(id: "tree_window_first_cold_ms", label: "10. window first result, first query at the node", unit: "ms", value: w.firstMs[0], target: 5, lowerIsBetter: true, decimals: 2)
-    let first = Figure(id: "tree_window_first_ms", label: "10. window first result (value event, median)", unit: "ms", value: percentile(w.firstMs, 50), target: 5, lowerIsBetter: true, decimals: 2)
-    let live = Figure(id: "tree_window_write_us", label: "10. live window update per write (p50)", unit: "µs", value: percentile(w.writeUs, 50), target: 20, lowerIsBetter: true, decimals: 1)
+    let cold = Figure(id: "tree_window_first_cold_ms", label: "10. window first result, first query at the node", unit: "ms", value: w.firstMs[0], decimals: 2)
+    let first = Figure(id: "tree_window_first_ms", label: "10. window first result (value event, median)", unit: "ms", value: percentile(w.firstMs, 50), decimals: 2)
+    let live = Figure(id: "tree_window_write_us", label: "10. live window update per write (p50)", unit: "µs", value: percentile(w.writeUs, 50), decimals: 1)
     printFigure(cold); printFigure(first); printFigure(live); figures += [cold, first, live]
     print("     first result runs (ms): \(w.firstMs.map { fmt($0, 2) }.joined(separator: " ")); all \(treeCfg.windowLimit) childAdded delivered: median \(fmt(percentile(w.firstChildAddedMs, 50), 2)) ms")
     if let a = w.writeAfterFirstMs {
