@@ -199,15 +199,15 @@ test-c-asan:
 	$(CC) -std=c99 $(C_WARN) -g -O1 -fsanitize=address,undefined -fno-omit-frame-pointer $(C_TEST_LINK) -o $(CTEST_DIR)/ember-ctests-asan
 	ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions=bindings/c/tests/lsan.supp UBSAN_OPTIONS=halt_on_error=1 WATCHDOG_STDBUF=0 $(WATCHDOG) $(CTEST_DIR)/ember-ctests-asan
 
-# Installs the header, the library (libember.so -> .so.0 -> .so.0.1.0) and ember.pc under PREFIX.
+# Installs the header, the library (libember.so -> .so.0 -> .so.0.6.0) and ember.pc under PREFIX.
 install:
 	$(MAKE) --no-print-directory lib LIB_CONFIG=release
 	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig
 	install -m 644 include/ember.h $(DESTDIR)$(PREFIX)/include/ember.h
-	install -m 755 .build-lib/release/libember.so $(DESTDIR)$(PREFIX)/lib/libember.so.0.1.0
-	ln -sf libember.so.0.1.0 $(DESTDIR)$(PREFIX)/lib/libember.so.0
+	install -m 755 .build-lib/release/libember.so $(DESTDIR)$(PREFIX)/lib/libember.so.0.6.0
+	ln -sf libember.so.0.6.0 $(DESTDIR)$(PREFIX)/lib/libember.so.0
 	ln -sf libember.so.0 $(DESTDIR)$(PREFIX)/lib/libember.so
-	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|0.1.0|' bindings/c/ember.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/ember.pc
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|0.6.0|' bindings/c/ember.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/ember.pc
 	@echo "installed: cc app.c \$$(PKG_CONFIG_PATH=$(PREFIX)/lib/pkgconfig pkg-config --cflags --libs ember)"
 
 # C-level benchmarks against the release libember (also run by `make bench`), judged by the

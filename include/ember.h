@@ -83,15 +83,15 @@ extern "C" {
 /* ---------------------------------------------------------------- version */
 
 #define EMBER_VERSION_MAJOR 0
-#define EMBER_VERSION_MINOR 1
+#define EMBER_VERSION_MINOR 6
 #define EMBER_VERSION_PATCH 0
 /** X*1000000 + Y*1000 + Z, as SQLITE_VERSION_NUMBER. */
-#define EMBER_VERSION_NUMBER 1000
-#define EMBER_VERSION_STRING "0.1.0"
+#define EMBER_VERSION_NUMBER 6000
+#define EMBER_VERSION_STRING "0.6.0"
 
 /** EMBER_VERSION_NUMBER of the library actually loaded (compare with the header's). */
 int32_t ember_libversion_number(void);
-/** "0.1.0" of the library loaded. Static storage: never free. */
+/** "0.6.0" of the library loaded. Static storage: never free. */
 const char *ember_libversion(void);
 
 /* ---------------------------------------------------------------- errors */

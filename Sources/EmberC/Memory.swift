@@ -7,9 +7,9 @@ import Glibc
 // Responsible for: the library-wide shims: version, error-code names, buffers, the instance
 // counter, value conversion between the two formats, path checks and auto ids.
 
-let versionNumber: Int32 = 1000
+let versionNumber: Int32 = 6000
 // C strings made once and never written or freed: the C caller only reads them.
-nonisolated(unsafe) let versionString: UnsafeMutablePointer<CChar> = cCopy("0.1.0")
+nonisolated(unsafe) let versionString: UnsafeMutablePointer<CChar> = cCopy("0.6.0")
 nonisolated(unsafe) let codeNames: [UnsafeMutablePointer<CChar>] = ErrorCode.allCases.map { cCopy($0.name) }
 
 @_cdecl("ember_libversion_number")
