@@ -36,3 +36,12 @@ extension DispatchQueue {
         asyncAfter(deadline: deadline) { work.value() }
     }
 }
+
+extension DispatchQueue {
+    /// `body` as a `@Sendable` function for a completion that is called on this queue (it traps
+    /// anywhere else): the way back of a call made from state confined to this queue.
+    public func confined<T>(_ body: @escaping (T) -> Void) -> @Sendable (T) -> Void {
+        let work = QueueBound(body, on: self)
+        return { work.value($0) }
+    }
+}

@@ -85,7 +85,7 @@ extension SyncEngine {
     private func scheduleCollection() {
         guard !collectionScheduled else { return }
         collectionScheduled = true
-        worker.async { [weak self] in
+        worker.asyncConfined { [weak self] in
             guard let self, !self.closed else { return }
             self.collectionScheduled = false
             _ = self.collectGarbage()
@@ -94,7 +94,7 @@ extension SyncEngine {
 
     func schedulePeriodicCollection(after delay: Double) {
         guard collects else { return }
-        worker.asyncAfter(deadline: .now() + delay) { [weak self] in
+        worker.asyncAfterConfined(deadline: .now() + delay) { [weak self] in
             guard let self, !self.closed else { return }
             _ = self.collectGarbage()
             self.schedulePeriodicCollection(after: self.gc.interval)

@@ -14,7 +14,7 @@ import Glibc
 /// view snapshots into listener events posted, in order, to the event thread.
 ///
 ///     engine.write(mutations) { error in }      // on the worker
-final class SyncEngine: BackendClient, @unchecked Sendable { // confined to the worker queue: every callback comes back on it
+final class SyncEngine: BackendClient {
     let worker: DispatchQueue
     let events: EventThread
     let local: LocalStore
@@ -183,7 +183,7 @@ final class SyncEngine: BackendClient, @unchecked Sendable { // confined to the 
     private func scheduleQueuedRetry() {
         guard !queuedRetryScheduled else { return }
         queuedRetryScheduled = true
-        worker.asyncAfter(deadline: .now() + SyncEngine.queuedRetryDelay) { [weak self] in
+        worker.asyncAfterConfined(deadline: .now() + SyncEngine.queuedRetryDelay) { [weak self] in
             guard let self else { return }
             self.queuedRetryScheduled = false
             guard !self.closed else { return }
@@ -484,7 +484,7 @@ final class SyncEngine: BackendClient, @unchecked Sendable { // confined to the 
             }
             return completion(.success(DocumentRead(key: key, document: doc.exists ? doc : nil, fromCache: true)))
         }
-        connection.fetchDocuments([key]) { [self] result in
+        connection.fetchDocuments([key], completion: worker.confined { [self] result in
             let fetched: FetchedDocuments
             switch result {
             case .success(let f): fetched = f
@@ -494,7 +494,7 @@ final class SyncEngine: BackendClient, @unchecked Sendable { // confined to the 
             emit()
             let doc = local.localDocument(key)
             completion(.success(DocumentRead(key: key, document: doc?.exists == true ? doc : nil, fromCache: false)))
-        }
+        })
     }
 
     /// A query's result once, from the cache or after asking the backend.
@@ -508,7 +508,7 @@ final class SyncEngine: BackendClient, @unchecked Sendable { // confined to the 
         let cached = local.execute(query)
         if !online { return completion(.success(View.snapshot(of: query, cached, fromCache: true, readTime: 0))) }
         let known = cached.map { $0.key }
-        connection.fetchQuery(query, knownKeys: known) { [self] result in
+        connection.fetchQuery(query, knownKeys: known, completion: worker.confined { [self] result in
             let fetched: FetchedQuery
             switch result {
             case .success(let f): fetched = f
@@ -521,7 +521,7 @@ final class SyncEngine: BackendClient, @unchecked Sendable { // confined to the 
             // whether they match since the local run: no second scan of the collection.
             let fresh = local.execute(query, among: known + docs.map { $0.key } + resolved.map { $0.key })
             completion(.success(View.snapshot(of: query, fresh, fromCache: false, readTime: version)))
-        }
+        })
     }
 
     func count(_ query: Query, completion: @escaping @Sendable (Result<Int, EmberError>) -> Void) {

@@ -14,7 +14,7 @@ public enum TreeTransactionOutcome: Sendable {
 /// Responsible for: one tree transaction of a client (Firebase's `runTransactionBlock`): its
 /// update function, completion, retries and the listen that keeps its location's data current.
 /// Owned by the TreeEngine's worker queue; `update` and `completion` run on the event thread.
-final class TreeTransaction: @unchecked Sendable { // confined to the worker queue
+final class TreeTransaction {
     static let maxRetries = 25
 
     let path: TreePath
@@ -59,7 +59,7 @@ extension TreeEngine {
         let base = local.value(at: t.path.segments)
         events.post { [self] in
             let outcome = t.update(base)
-            worker.async { [self] in write(t, outcome, over: base) }
+            worker.asyncConfined { [self] in write(t, outcome, over: base) }
         }
     }
 
@@ -105,7 +105,7 @@ extension TreeEngine {
         // Clients contending for one location would otherwise retry in step and keep losing
         // to the fastest: each waits a random while, up to 2^retries ms (at most 50 ms).
         let delay = Double.random(in: 0...min(0.001 * Double(1 << min(t.retries, 6)), 0.05))
-        worker.asyncAfter(deadline: .now() + .microseconds(Int(delay * 1_000_000))) { [self] in
+        worker.asyncAfterConfined(deadline: .now() + .microseconds(Int(delay * 1_000_000))) { [self] in
             guard !t.finished else { return }
             if closed { return finish(t, EmberError(.cancelled, "The database was closed before the transaction completed."), false, nil) }
             attempt(t)

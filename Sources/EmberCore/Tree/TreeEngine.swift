@@ -23,7 +23,7 @@ import EmberBackend
 /// then brings the current state as ordinary changes.
 ///
 ///     engine.write([TreeWriteOp(path: p, value: v)], serverValues: false) { error in }    // on the worker
-final class TreeEngine: TreeBackendClient, TreeLinkClient, @unchecked Sendable { // confined to the worker queue
+final class TreeEngine: TreeBackendClient, TreeLinkClient {
     struct PendingWrite {
         let id: Int64
         let ops: [TreeWriteOp]
@@ -503,10 +503,10 @@ final class TreeEngine: TreeBackendClient, TreeLinkClient, @unchecked Sendable {
         let all = unsentOnDisconnect
         unsentOnDisconnect.removeAll()
         for (op, completion) in all {
-            connection.onDisconnect(op) { [self] error in
+            connection.onDisconnect(op, completion: worker.confined { [self] error in
                 if error?.code == .unavailable, !closed { unsentOnDisconnect.append((op, completion)); return }
                 if let completion { events.post { completion(error) } }
-            }
+            })
         }
     }
 
@@ -550,13 +550,14 @@ final class TreeEngine: TreeBackendClient, TreeLinkClient, @unchecked Sendable {
         if networkEnabled && !linkUp && !linkEverUp {
             waitingForLink.append { [self] in get(path, query: query, completion: completion) }
             if waitingForLink.count == 1 {
-                worker.asyncAfter(deadline: .now() + TreeEngine.firstConnectionWait) { [self] in
+                worker.asyncAfterConfined(deadline: .now() + TreeEngine.firstConnectionWait) { [self] in
                     linkEverUp = true          // from now on, offline reads answer at once
                     runWaitingForLink()
                 }
             }
             return
         }
+        let events = self.events
         @Sendable func answer(_ node: TreeValue) {
             let snap: TreeSnapshot
             if query.isDefault {
@@ -569,13 +570,13 @@ final class TreeEngine: TreeBackendClient, TreeLinkClient, @unchecked Sendable {
             events.post { completion(.success(snap)) }
         }
         if online {
-            connection.get(path) { [self] value in
+            connection.get(path, completion: worker.confined { [self] value in
                 if closed {
                     events.post { completion(.failure(EmberError(.cancelled, "The database was closed."))) }
                     return
                 }
                 answer(overlay(value, at: path))
-            }
+            })
         } else if complete.hasAncestorOrSelf(of: path) {
             answer(local.value(at: path.segments))
         } else if let store, storedComplete.hasAncestorOrSelf(of: path) {
