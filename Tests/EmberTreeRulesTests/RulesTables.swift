@@ -3,7 +3,7 @@ import EmberModel
 
 // The allow/deny tables: each case is a rules source, one operation on RulesFixture.tree, a
 // caller, and the Realtime Database's answer (from the rules documentation's statements and
-// examples; see ../shared/design/TREE-SERVER.md §3).
+// examples; see docs/rules.md).
 
 private let a = RulesFixture.alice
 private let b = RulesFixture.bob

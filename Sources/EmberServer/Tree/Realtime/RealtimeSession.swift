@@ -7,7 +7,7 @@ import NIOCore
 import NIOWebSocket
 
 /// Responsible for: one connection of the Realtime Database's realtime protocol, version 5
-/// (`/.ws?v=5&ns=...` on the tree's port; ../shared/design/TREE-SERVER.md §4): the hello first,
+/// (`/.ws?v=5&ns=...` on the tree's port; docs/server-tree.md): the hello first,
 /// pings answered, then the client's requests in the order sent, each answered `{"r", "b":
 /// {"s", "d"}}`: `s` stats, `auth`/`gauth` (an ID token, or the admin's with `authvar` or
 /// `noauth`), `unauth`, `appcheck`/`unappeck`, `q` listens (plain, or a query with its tag; the
