@@ -47,7 +47,7 @@ public final class DocumentReference: Sendable {
 
     // MARK: writes
 
-    func write(_ make: () throws -> Mutation, _ completion: ((Error?) -> Void)?) {
+    func write(_ make: () throws -> Mutation, _ completion: (@Sendable (Error?) -> Void)?) {
         do {
             let m = try make()
             try firestore.client.write([m], completion: completion.map { c in { c($0) } })
@@ -81,21 +81,21 @@ public final class DocumentReference: Sendable {
     }
 
     public func setData(_ documentData: [String: Any]) { setData(documentData, completion: nil) }
-    public func setData(_ documentData: [String: Any], completion: ((Error?) -> Void)?) {
+    public func setData(_ documentData: [String: Any], completion: (@Sendable (Error?) -> Void)?) {
         write({ try DocumentReference.setMutation(validKey(), documentData, merge: false, mergeFields: nil) }, completion)
     }
-    public func setData(_ documentData: [String: Any], merge: Bool, completion: ((Error?) -> Void)? = nil) {
+    public func setData(_ documentData: [String: Any], merge: Bool, completion: (@Sendable (Error?) -> Void)? = nil) {
         write({ try DocumentReference.setMutation(validKey(), documentData, merge: merge, mergeFields: nil) }, completion)
     }
-    public func setData(_ documentData: [String: Any], mergeFields: [Any], completion: ((Error?) -> Void)? = nil) {
+    public func setData(_ documentData: [String: Any], mergeFields: [Any], completion: (@Sendable (Error?) -> Void)? = nil) {
         write({ try DocumentReference.setMutation(validKey(), documentData, merge: false, mergeFields: mergeFields) }, completion)
     }
     public func updateData(_ fields: [AnyHashable: Any]) { updateData(fields, completion: nil) }
-    public func updateData(_ fields: [AnyHashable: Any], completion: ((Error?) -> Void)?) {
+    public func updateData(_ fields: [AnyHashable: Any], completion: (@Sendable (Error?) -> Void)?) {
         write({ try DocumentReference.updateMutation(validKey(), fields) }, completion)
     }
     public func delete() { delete(completion: nil) }
-    public func delete(completion: ((Error?) -> Void)?) {
+    public func delete(completion: (@Sendable (Error?) -> Void)?) {
         write({ Mutation(key: try validKey(), kind: .delete) }, completion)
     }
 
@@ -112,7 +112,7 @@ public final class DocumentReference: Sendable {
         try await awaitWrite { self.delete(completion: $0) }
     }
 
-    private func awaitWrite(_ start: (@escaping (Error?) -> Void) -> Void) async throws {
+    private func awaitWrite(_ start: (@escaping @Sendable (Error?) -> Void) -> Void) async throws {
         try await withCheckedThrowingContinuation { (c: CheckedContinuation<Void, Error>) in
             start { e in if let e { c.resume(throwing: e) } else { c.resume() } }
         }
@@ -145,17 +145,17 @@ public final class DocumentReference: Sendable {
     // MARK: listening
 
     @discardableResult
-    public func addSnapshotListener(_ listener: @escaping (DocumentSnapshot?, Error?) -> Void) -> ListenerRegistration {
+    public func addSnapshotListener(_ listener: @escaping @Sendable (DocumentSnapshot?, Error?) -> Void) -> ListenerRegistration {
         addSnapshotListener(options: SnapshotListenOptions(), listener: listener)
     }
 
     @discardableResult
-    public func addSnapshotListener(includeMetadataChanges: Bool, listener: @escaping (DocumentSnapshot?, Error?) -> Void) -> ListenerRegistration {
+    public func addSnapshotListener(includeMetadataChanges: Bool, listener: @escaping @Sendable (DocumentSnapshot?, Error?) -> Void) -> ListenerRegistration {
         addSnapshotListener(options: SnapshotListenOptions().withIncludeMetadataChanges(includeMetadataChanges), listener: listener)
     }
 
     @discardableResult
-    public func addSnapshotListener(options: SnapshotListenOptions, listener: @escaping (DocumentSnapshot?, Error?) -> Void) -> ListenerRegistration {
+    public func addSnapshotListener(options: SnapshotListenOptions, listener: @escaping @Sendable (DocumentSnapshot?, Error?) -> Void) -> ListenerRegistration {
         let fs = firestore
         do {
             let key = try validKey()
@@ -207,7 +207,7 @@ public final class CollectionReference: Query, Sendable {
     public func document() -> DocumentReference { document(AutoId.make()) }
 
     @discardableResult
-    public func addDocument(data: [String: Any], completion: ((Error?) -> Void)? = nil) -> DocumentReference {
+    public func addDocument(data: [String: Any], completion: (@Sendable (Error?) -> Void)? = nil) -> DocumentReference {
         let ref = document()
         ref.setData(data, completion: completion)
         return ref

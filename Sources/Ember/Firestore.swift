@@ -162,11 +162,11 @@ public final class Firestore: Sendable {
 
     // MARK: network
 
-    public func disableNetwork(completion: ((Error?) -> Void)? = nil) {
+    public func disableNetwork(completion: (@Sendable (Error?) -> Void)? = nil) {
         deliver(Result { try client.disableNetwork() }, completion)
     }
 
-    public func enableNetwork(completion: ((Error?) -> Void)? = nil) {
+    public func enableNetwork(completion: (@Sendable (Error?) -> Void)? = nil) {
         deliver(Result { try client.enableNetwork() }, completion)
     }
 
@@ -198,7 +198,7 @@ public final class Firestore: Sendable {
         try client.setIndexConfiguration(json: json)
     }
 
-    public func setIndexConfiguration(_ json: String, completion: ((Error?) -> Void)? = nil) {
+    public func setIndexConfiguration(_ json: String, completion: (@Sendable (Error?) -> Void)? = nil) {
         deliver(Result { try client.setIndexConfiguration(json: json) }, completion)
     }
 
@@ -208,7 +208,7 @@ public final class Firestore: Sendable {
 
     /// Deletes the database files. Only while the instance is terminated (or was never used):
     /// failedPrecondition otherwise.
-    public func clearPersistence(completion: ((Error?) -> Void)? = nil) {
+    public func clearPersistence(completion: (@Sendable (Error?) -> Void)? = nil) {
         let r = Result<Void, Error> {
             if !client.closed { throw EmberError(.failedPrecondition, "clearPersistence() requires the instance to be terminated first.") }
             if let p = settings.path { try EmberClient.clearPersistence(path: p) }
@@ -229,7 +229,7 @@ public final class Firestore: Sendable {
     public func collectGarbage() throws -> Int { try client.collectGarbage() }
 
     /// Closes the database: listeners stop, later calls fail with failedPrecondition.
-    public func terminate(completion: ((Error?) -> Void)? = nil) {
+    public func terminate(completion: (@Sendable (Error?) -> Void)? = nil) {
         client.close()
         completion?(nil)
     }
@@ -240,11 +240,11 @@ public final class Firestore: Sendable {
 
     /// Runs `work` on the event thread, or here once the database is closed (also when it
     /// closes between the check and the post: a completion is never dropped).
-    func post(_ work: @escaping () -> Void) {
+    func post(_ work: @escaping @Sendable () -> Void) {
         if client.closed || !client.events.post(work) { work() }
     }
 
-    func deliver(_ r: Result<Void, Error>, _ completion: ((Error?) -> Void)?) {
+    func deliver(_ r: Result<Void, Error>, _ completion: (@Sendable (Error?) -> Void)?) {
         guard let completion else { return }
         let err: Error? = { if case .failure(let e) = r { return e }; return nil }()
         post { completion(err) }

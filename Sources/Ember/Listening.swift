@@ -9,7 +9,7 @@ public final class ListenerRegistration: Sendable {
     init(token: ListenerToken?) { self.token = token }
 
     /// A registration for a listener that could not start: its callback gets the error once.
-    static func failed(_ error: Error, firestore: Firestore, _ deliver: @escaping (Error) -> Void) -> ListenerRegistration {
+    static func failed(_ error: Error, firestore: Firestore, _ deliver: @escaping @Sendable (Error) -> Void) -> ListenerRegistration {
         firestore.post { deliver(error) }
         return ListenerRegistration(token: nil)
     }

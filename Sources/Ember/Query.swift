@@ -137,17 +137,17 @@ public class Query: @unchecked Sendable { // immutable; open to subclasses, whic
     public var count: AggregateQuery { AggregateQuery(query: self) }
 
     @discardableResult
-    public func addSnapshotListener(_ listener: @escaping (QuerySnapshot?, Error?) -> Void) -> ListenerRegistration {
+    public func addSnapshotListener(_ listener: @escaping @Sendable (QuerySnapshot?, Error?) -> Void) -> ListenerRegistration {
         addSnapshotListener(options: SnapshotListenOptions(), listener: listener)
     }
 
     @discardableResult
-    public func addSnapshotListener(includeMetadataChanges: Bool, listener: @escaping (QuerySnapshot?, Error?) -> Void) -> ListenerRegistration {
+    public func addSnapshotListener(includeMetadataChanges: Bool, listener: @escaping @Sendable (QuerySnapshot?, Error?) -> Void) -> ListenerRegistration {
         addSnapshotListener(options: SnapshotListenOptions().withIncludeMetadataChanges(includeMetadataChanges), listener: listener)
     }
 
     @discardableResult
-    public func addSnapshotListener(options: SnapshotListenOptions, listener: @escaping (QuerySnapshot?, Error?) -> Void) -> ListenerRegistration {
+    public func addSnapshotListener(options: SnapshotListenOptions, listener: @escaping @Sendable (QuerySnapshot?, Error?) -> Void) -> ListenerRegistration {
         let fs = firestore
         do {
             let token = try fs.client.listen(try valid(), options: options.core) { [self] event in

@@ -51,20 +51,20 @@ public typealias NSErrorPointer = UnsafeMutablePointer<NSError?>?
 extension Firestore {
     /// Runs `updateBlock` (on a background thread) until its commit succeeds, retrying on
     /// contention up to 5 attempts; the block reports failure through `errorPointer`.
-    public func runTransaction(_ updateBlock: @escaping (Transaction, NSErrorPointer) -> Any?,
+    public func runTransaction(_ updateBlock: @escaping @Sendable (Transaction, NSErrorPointer) -> Any?,
                                completion: @escaping @Sendable (Any?, Error?) -> Void) {
-        let updateBlock = HandedOver(updateBlock)
         Thread.detachNewThread { [self] in
             do {
-                let value = try runTransactionBlocking(updateBlock.value)
-                post { completion(value, nil) }
+                // The block's result goes to the completion only.
+                let value = HandedOver(try runTransactionBlocking(updateBlock))
+                post { completion(value.value, nil) }
             } catch {
                 post { completion(nil, error) }
             }
         }
     }
 
-    public func runTransaction(_ updateBlock: @escaping (Transaction, NSErrorPointer) -> Any?) async throws -> Any? {
+    public func runTransaction(_ updateBlock: @escaping @Sendable (Transaction, NSErrorPointer) -> Any?) async throws -> Any? {
         let result: HandedOver<Any?> = try await withCheckedThrowingContinuation { c in
             runTransaction(updateBlock) { v, e in if let e { c.resume(throwing: e) } else { c.resume(returning: HandedOver(v)) } }
         }

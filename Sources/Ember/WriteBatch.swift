@@ -47,7 +47,7 @@ public final class WriteBatch: Sendable {
 
     public func commit() { commit(completion: nil) }
 
-    public func commit(completion: ((Error?) -> Void)?) {
+    public func commit(completion: (@Sendable (Error?) -> Void)?) {
         let (wasCommitted, error, mutations) = state.withLockedValue { s in
             defer { s.committed = true }
             return (s.committed, s.error, s.mutations)

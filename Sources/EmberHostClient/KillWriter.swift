@@ -26,8 +26,8 @@ import Foundation
 ///
 /// Exit status 2 (state on stderr) on a timeout, a listener error or a refused write.
 enum KillWriter {
-    final class Seen {
-        let lock = NSLock()
+    /// What the listener saw, read by the main thread (in a `LockedValueBox`).
+    struct Seen {
         var synced = false
         var online = false
         var lastCount = 0
@@ -54,16 +54,16 @@ enum KillWriter {
         outLock.unlock()
     }
 
-    static func fail(_ seen: Seen, _ why: String) -> Never {
-        let s = seen.lock.locked { "synced=\(seen.synced) online=\(seen.online) count=\(seen.lastCount) acks=\(seen.acks) pending=\(seen.lastPending)" }
+    static func fail(_ seen: LockedValueBox<Seen>, _ why: String) -> Never {
+        let s = seen.withLockedValue { seen in "synced=\(seen.synced) online=\(seen.online) count=\(seen.lastCount) acks=\(seen.acks) pending=\(seen.lastPending)" }
         FileHandle.standardError.write("swift kill-writer: \(why); \(s)\n".data(using: .utf8)!)
         exit(2)
     }
 
-    static func wait(_ seen: Seen, _ what: String, seconds: Double, _ done: (Seen) -> Bool) {
+    static func wait(_ seen: LockedValueBox<Seen>, _ what: String, seconds: Double, _ done: (Seen) -> Bool) {
         let end = Date().addingTimeInterval(seconds)
         while Date() < end {
-            let (ok, error) = seen.lock.locked { (done(seen), seen.error) }
+            let (ok, error) = seen.withLockedValue { seen in (done(seen), seen.error) }
             if let error { fail(seen, error) }
             if ok { return }
             usleep(5_000)
@@ -77,20 +77,20 @@ enum KillWriter {
             exit(64)
         }
         let (host, collection) = (args[2], args[3])
-        let seen = Seen()
+        let seen = LockedValueBox(Seen())
         let settings = FirestoreSettings()
         settings.host = host
         settings.isSSLEnabled = false
         let db: Firestore
         do { db = try Firestore.open(settings: settings) } catch { fail(seen, "open: \(error)") }
-        let received = { db.documentsReceivedFromServer ?? -1 }
+        let received: @Sendable () -> Int = { db.documentsReceivedFromServer ?? -1 }
         let coll = db.collection(collection)
 
         var start = 0
         while start < base {
             let batch = db.batch()
             for k in start..<min(base, start + 100) { batch.setData(["k": k], forDocument: coll.document("b\(k)")) }
-            batch.commit { error in if let error { seen.lock.locked { seen.error = "seeding: \(error)" } } }
+            batch.commit { error in if let error { seen.withLockedValue { seen in seen.error = "seeding: \(error)" } } }
             start += 100
         }
         let seeded = Box()
@@ -99,11 +99,11 @@ enum KillWriter {
 
         let registration = coll.addSnapshotListener(includeMetadataChanges: true) { snapshot, error in
             guard let snapshot else {
-                seen.lock.locked { seen.error = "listener: \(String(describing: error))" }
+                seen.withLockedValue { seen in seen.error = "listener: \(String(describing: error))" }
                 return
             }
             var line: String?
-            seen.lock.locked {
+            seen.withLockedValue { seen in
                 let fromCache = snapshot.metadata.isFromCache
                 if !fromCache && !seen.online && seen.synced { line = "online \(received())" }
                 if fromCache && seen.online { line = "offline \(received())" }
@@ -132,10 +132,10 @@ enum KillWriter {
             coll.document("d\(i)").setData(["i": i, "n": FieldValue.increment(Int64(1))], merge: true) { error in
                 if let error {
                     say("error \(i) \(error)")
-                    seen.lock.locked { seen.error = "write d\(i): \(error)" }
+                    seen.withLockedValue { seen in seen.error = "write d\(i): \(error)" }
                 } else {
                     say("ack \(i) \(now())")
-                    seen.lock.locked { seen.acks += 1 }
+                    seen.withLockedValue { seen in seen.acks += 1 }
                 }
             }
             usleep(pace * 1000)
@@ -144,7 +144,7 @@ enum KillWriter {
             s.acks == count && !s.lastFromCache && !s.lastPending && s.base == base && s.n.count == count
         }
         registration.remove()
-        let (n, inBase) = seen.lock.locked { (seen.n, seen.base) }
+        let (n, inBase) = seen.withLockedValue { seen in (seen.n, seen.base) }
         for (id, v) in n.sorted(by: { $0.key < $1.key }) { say("final \(id) \(v)") }
         say("base \(inBase)")
         say("received \(received())")

@@ -1,3 +1,4 @@
+import EmberConcurrency
 import Ember
 import Foundation
 
@@ -17,18 +18,18 @@ enum TreeCounter {
         let ref = db.database().reference(withPath: args[3])
         for i in 0..<n {
             let done = DispatchSemaphore(value: 0)
-            var failure: String?
+            let failure = LockedValueBox<String?>(nil)
             ref.runTransactionBlock({ data in
                 data.value = ((data.value as? Int) ?? 0) + 1
                 return TransactionResult.success(withValue: data)
             }, andCompletionBlock: { error, committed, _ in
-                if let error { failure = "\(error)" } else if !committed { failure = "not committed" }
+                if let error { failure.withLockedValue { $0 = "\(error)" } } else if !committed { failure.withLockedValue { $0 = "not committed" } }
                 done.signal()
             })
             guard done.wait(timeout: .now() + 30) == .success else {
                 TreeProcess.exit(2, "transaction \(i) did not complete in 30 s")
             }
-            if let failure {
+            if let failure = failure.current {
                 TreeProcess.exit(2, "transaction \(i): \(failure)")
             }
         }

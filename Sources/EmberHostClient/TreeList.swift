@@ -17,13 +17,13 @@ enum TreeList {
         }
         let db = TreeProcess.open(databaseHost: args[2])
         let lock = NSLock()
-        var seen = 0
+        let seen = LockedValueBox(0)
         let list = db.database().reference(withPath: args[3])
         _ = list.observe(.childAdded, andPreviousSiblingKeyWith: { snap, prev in
             lock.lock()
             print("added \(snap.key) \(prev ?? "-")")
             fflush(nil)
-            seen += 1
+            seen.withLockedValue { $0 += 1 }
             lock.unlock()
         })
         for i in 0..<n {
@@ -35,9 +35,9 @@ enum TreeList {
             lock.unlock()
         }
         let end = Date().addingTimeInterval(60)
-        while lock.withLock({ seen }) < total {
+        while seen.current < total {
             guard Date() < end else {
-                TreeProcess.exit(2, "saw \(lock.withLock { seen }) of \(total) children in 60 s")
+                TreeProcess.exit(2, "saw \(seen.current) of \(total) children in 60 s")
             }
             usleep(5_000)
         }

@@ -7,7 +7,7 @@ import Ember
 /// arguments, local events off, and a value that is not tree data failing the transaction.
 final class DatabaseTransactionTests: TreeTestCase {
     /// Runs `block` and waits for the completion's (error, committed, value).
-    func transact(_ r: DatabaseReference, localEvents: Bool = true, _ block: @escaping (MutableData) -> TransactionResult) -> (Error?, Bool, Any?) {
+    func transact(_ r: DatabaseReference, localEvents: Bool = true, _ block: @escaping @Sendable (MutableData) -> TransactionResult) -> (Error?, Bool, Any?) {
         let e = expectation(description: "transaction")
         let box = Box<(Error?, Bool, Any?)>()
         r.runTransactionBlock(block, andCompletionBlock: { error, committed, snapshot in
@@ -23,7 +23,7 @@ final class DatabaseTransactionTests: TreeTestCase {
         let postRef = ref.child("posts").child("p1")
         postRef.setValue(["title": "Hi", "starCount": 0])
         let uid = "alice"
-        let toggle: (MutableData) -> TransactionResult = { currentData in
+        let toggle: @Sendable (MutableData) -> TransactionResult = { currentData in
             if var post = currentData.value as? [String: Any] {
                 var stars = post["stars"] as? [String: Bool] ?? [:]
                 var starCount = post["starCount"] as? Int ?? 0

@@ -11,7 +11,7 @@ final class SeedSamplesTests: XCTestCase {
     // Sample 1: listen to a document.
     func testSample1ListenToADocumentPrintsItsData() throws {
         let out = Recorder<String>()
-        func print(_ items: Any...) { out.append(items.map { "\($0)" }.joined(separator: " ")) }
+        @Sendable func print(_ items: Any...) { out.append(items.map { "\($0)" }.joined(separator: " ")) }
         let db = try Firestore.open(settings: FirestoreSettings())
         defer { db.terminate() }
 
@@ -46,7 +46,7 @@ final class SeedSamplesTests: XCTestCase {
     // Sample 1 on a terminated database: the error reaches the listener and is printed.
     func testSample1ListenerGetsTheErrorOfATerminatedDatabase() throws {
         let out = Recorder<String>()
-        func print(_ items: Any...) { out.append(items.map { "\($0)" }.joined(separator: " ")) }
+        @Sendable func print(_ items: Any...) { out.append(items.map { "\($0)" }.joined(separator: " ")) }
         let db = try Firestore.open(settings: FirestoreSettings())
         db.terminate()
 
@@ -69,7 +69,7 @@ final class SeedSamplesTests: XCTestCase {
     // Sample 2: events for local changes.
     func testSample2LocalChangesPrintLocalThenServerState() throws {
         let out = Recorder<String>()
-        func print(_ items: Any...) { out.append(items.map { "\($0)" }.joined(separator: " ")) }
+        @Sendable func print(_ items: Any...) { out.append(items.map { "\($0)" }.joined(separator: " ")) }
         let db = try Firestore.open(settings: FirestoreSettings())
         defer { db.terminate() }
 
@@ -155,7 +155,7 @@ final class SeedSamplesTests: XCTestCase {
     // Sample 5: listen to multiple documents in a collection.
     func testSample5QueryListenerPrintsCurrentCitiesInCA() throws {
         let out = Recorder<String>()
-        func print(_ items: Any...) { out.append(items.map { "\($0)" }.joined(separator: " ")) }
+        @Sendable func print(_ items: Any...) { out.append(items.map { "\($0)" }.joined(separator: " ")) }
         let db = try Firestore.open(settings: FirestoreSettings())
         defer { db.terminate() }
 
@@ -187,7 +187,7 @@ final class SeedSamplesTests: XCTestCase {
     // Sample 6: view changes between snapshots.
     func testSample6DocumentChangesPrintNewModifiedRemoved() throws {
         let out = Recorder<String>()
-        func print(_ items: Any...) { out.append(items.map { "\($0)" }.joined(separator: " ")) }
+        @Sendable func print(_ items: Any...) { out.append(items.map { "\($0)" }.joined(separator: " ")) }
         let db = try Firestore.open(settings: FirestoreSettings())
         defer { db.terminate() }
         seed(db, ["cities/LA": ["state": "CA"]])
@@ -261,7 +261,7 @@ final class SeedSamplesTests: XCTestCase {
     // Sample 8: handle listen errors.
     func testSample8ListenErrorIsPrintedOnlyOnError() throws {
         let out = Recorder<String>()
-        func print(_ items: Any...) { out.append(items.map { "\($0)" }.joined(separator: " ")) }
+        @Sendable func print(_ items: Any...) { out.append(items.map { "\($0)" }.joined(separator: " ")) }
         let db = try Firestore.open(settings: FirestoreSettings())
 
         db.collection("cities")

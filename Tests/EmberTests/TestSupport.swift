@@ -187,7 +187,7 @@ class TreeTestCase: XCTestCase {
 
     override func tearDown() { db.terminate() }
 
-    func awaitWrite(_ body: (@escaping (Error?, DatabaseReference) -> Void) -> Void) -> Error? {
+    func awaitWrite(_ body: (@escaping @Sendable (Error?, DatabaseReference) -> Void) -> Void) -> Error? {
         let e = expectation(description: "write")
         let box = Box<Error?>()
         body { err, _ in box.set(err); e.fulfill() }

@@ -11,6 +11,7 @@ final class TransactionTests: XCTestCase {
     override func tearDown() { db.terminate(); db = nil }
 
     func testIncrementPopulationAsInTheFirebaseDocs() {
+        let db: Firestore = self.db
         let sfReference = db.collection("cities").document("SF")
         set(sfReference, ["population": 860000])
         let (object, error) = waitResult { (done: @escaping @Sendable (Any?, Error?) -> Void) in
@@ -41,6 +42,7 @@ final class TransactionTests: XCTestCase {
     }
 
     func testErrorPointerFailsTheTransactionWithThatError() {
+        let db: Firestore = self.db
         let ref = db.document("cities/SF")
         set(ref, ["population": "not a number"])
         let (object, error) = waitResult { (done: @escaping @Sendable (Any?, Error?) -> Void) in
@@ -151,6 +153,7 @@ final class TransactionTests: XCTestCase {
     }
 
     func testReadsAfterWritesAreAnError() {
+        let db: Firestore = self.db
         let ref = db.document("c/a")
         let (_, error) = waitResult { (done: @escaping @Sendable (Any?, Error?) -> Void) in
             self.db.runTransaction({ tx, errorPointer in
@@ -167,10 +170,11 @@ final class TransactionTests: XCTestCase {
     }
 
     func testInvalidWriteInATransactionFailsIt() {
+        let db: Firestore = self.db
         let (_, error) = waitResult { (done: @escaping @Sendable (Any?, Error?) -> Void) in
-            self.db.runTransaction({ tx, _ in
-                tx.setData(["v": [[1]]], forDocument: self.db.document("c/a"))
-                tx.setData(["v": 1], forDocument: self.db.document("c/b"))
+            db.runTransaction({ tx, _ in
+                tx.setData(["v": [[1]]], forDocument: db.document("c/a"))
+                tx.setData(["v": 1], forDocument: db.document("c/b"))
                 return nil
             }, completion: done)
         }
@@ -179,9 +183,10 @@ final class TransactionTests: XCTestCase {
     }
 
     func testUpdateOfAMissingDocumentInATransactionIsNotFound() {
+        let db: Firestore = self.db
         let (_, error) = waitResult { (done: @escaping @Sendable (Any?, Error?) -> Void) in
-            self.db.runTransaction({ tx, _ in
-                tx.updateData(["v": 1], forDocument: self.db.document("c/missing"))
+            db.runTransaction({ tx, _ in
+                tx.updateData(["v": 1], forDocument: db.document("c/missing"))
                 return nil
             }, completion: done)
         }
@@ -191,11 +196,12 @@ final class TransactionTests: XCTestCase {
     /// As the Firebase SDKs do: an update of a document the transaction read as missing can
     /// never succeed, so it fails at once with invalid-argument and the body is not run again.
     func testUpdateOfADocumentReadAsMissingFailsWithoutRetry() {
+        let db: Firestore = self.db
         let runs = Recorder<Int>()
         let (_, error) = waitResult { (done: @escaping @Sendable (Any?, Error?) -> Void) in
-            self.db.runTransaction({ tx, _ in
+            db.runTransaction({ tx, _ in
                 runs.append(1)
-                let ref = self.db.document("c/missing")
+                let ref = db.document("c/missing")
                 _ = try? tx.getDocument(ref)
                 tx.updateData(["v": 1], forDocument: ref)
                 return nil
@@ -207,15 +213,16 @@ final class TransactionTests: XCTestCase {
     }
 
     func testTransactionWritesAreSeenByListeners() {
+        let db: Firestore = self.db
         let seen = Recorder<[String]>()
         let reg = db.collection("c").addSnapshotListener { s, _ in seen.append(s?.documents.map { $0.documentID } ?? []) }
         defer { reg.remove() }
         seen.wait(for: 1)
         let (_, error) = waitResult { (done: @escaping @Sendable (Any?, Error?) -> Void) in
-            self.db.runTransaction({ tx, _ in
-                let a = self.db.document("c/a")
+            db.runTransaction({ tx, _ in
+                let a = db.document("c/a")
                 if (try? tx.getDocument(a))?.exists == false { tx.setData(["v": 1], forDocument: a) }
-                tx.setData(["v": 2], forDocument: self.db.document("c/b"))
+                tx.setData(["v": 2], forDocument: db.document("c/b"))
                 return nil
             }, completion: done)
         }
@@ -225,10 +232,11 @@ final class TransactionTests: XCTestCase {
     }
 
     private func tx_deleteAndCheck() {
+        let db: Firestore = self.db
         let (_, error) = waitResult { (done: @escaping @Sendable (Any?, Error?) -> Void) in
-            self.db.runTransaction({ tx, _ in
-                tx.deleteDocument(self.db.document("c/a"))
-                tx.setData(["w": 1], forDocument: self.db.document("c/b"), merge: true)
+            db.runTransaction({ tx, _ in
+                tx.deleteDocument(db.document("c/a"))
+                tx.setData(["w": 1], forDocument: db.document("c/b"), merge: true)
                 return nil
             }, completion: done)
         }
@@ -238,6 +246,7 @@ final class TransactionTests: XCTestCase {
     }
 
     func testTransactionOfflineIsUnavailable() {
+        let db: Firestore = self.db
         XCTAssertNil(waitError { db.disableNetwork(completion: $0) })
         let (_, error) = waitResult { (done: @escaping @Sendable (Any?, Error?) -> Void) in
             self.db.runTransaction({ _, _ in nil }, completion: done)
@@ -246,6 +255,7 @@ final class TransactionTests: XCTestCase {
     }
 
     func testTransactionAfterTerminateIsFailedPrecondition() {
+        let db: Firestore = self.db
         db.terminate()
         let (_, error) = waitResult { (done: @escaping @Sendable (Any?, Error?) -> Void) in
             self.db.runTransaction({ _, _ in 1 }, completion: done)

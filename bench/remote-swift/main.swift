@@ -70,14 +70,14 @@ func openPublic(_ host: String) -> Firestore {
 func listen(host: String, collection: String, doc: String) {
     let db = openPublic(host)
     let synced = Locked(false)
-    var last: Int64 = -1
+    let last = Locked<Int64>(-1)
     let reg = db.collection(collection).document(doc).addSnapshotListener(includeMetadataChanges: true) { snapshot, error in
         let now = monotonicNs()
         guard let snapshot else { fail("listener error: \(String(describing: error))") }
         if !snapshot.metadata.isFromCache { synced.set { $0 = true } }
         guard let data = snapshot.data(), let i = (data["i"] as? NSNumber)?.int64Value,
-              let t = (data["t"] as? NSNumber)?.int64Value, i > last else { return }
-        last = i
+              let t = (data["t"] as? NSNumber)?.int64Value, i > last.get() else { return }
+        last.set { $0 = i }
         say("cb \(i) \(now - t)")
     }
     waitUntil("the server's first answer", seconds: 60) { synced.get() }

@@ -40,7 +40,7 @@ public final class Database: Sendable {
     /// Reconnects: queued writes are sent, observed locations are fetched again.
     public func goOnline() { try? client.enableNetwork() }
 
-    func post(_ work: @escaping () -> Void) { firestore.post(work) }
+    func post(_ work: @escaping @Sendable () -> Void) { firestore.post(work) }
 }
 
 extension Firestore {

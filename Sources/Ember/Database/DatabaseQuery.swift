@@ -72,48 +72,48 @@ public class DatabaseQuery: @unchecked Sendable { // immutable; open to subclass
 
     /// Starts an observer; returns its handle. Callbacks run on Ember's event thread, in order.
     @discardableResult
-    public func observe(_ eventType: DataEventType, with block: @escaping (DataSnapshot) -> Void) -> DatabaseHandle {
+    public func observe(_ eventType: DataEventType, with block: @escaping @Sendable (DataSnapshot) -> Void) -> DatabaseHandle {
         start(eventType, cancel: nil) { s, _ in block(s) }
     }
 
     @discardableResult
-    public func observe(_ eventType: DataEventType, with block: @escaping (DataSnapshot) -> Void,
-                        withCancel cancelBlock: ((Error) -> Void)?) -> DatabaseHandle {
+    public func observe(_ eventType: DataEventType, with block: @escaping @Sendable (DataSnapshot) -> Void,
+                        withCancel cancelBlock: (@Sendable (Error) -> Void)?) -> DatabaseHandle {
         start(eventType, cancel: cancelBlock) { s, _ in block(s) }
     }
 
     /// As `observe(_:with:)`, with the key of the previous sibling in the query's order (nil
     /// for the first child, and for childRemoved and value events).
     @discardableResult
-    public func observe(_ eventType: DataEventType, andPreviousSiblingKeyWith block: @escaping (DataSnapshot, String?) -> Void) -> DatabaseHandle {
+    public func observe(_ eventType: DataEventType, andPreviousSiblingKeyWith block: @escaping @Sendable (DataSnapshot, String?) -> Void) -> DatabaseHandle {
         start(eventType, cancel: nil, block)
     }
 
     @discardableResult
-    public func observe(_ eventType: DataEventType, andPreviousSiblingKeyWith block: @escaping (DataSnapshot, String?) -> Void,
-                        withCancel cancelBlock: ((Error) -> Void)?) -> DatabaseHandle {
+    public func observe(_ eventType: DataEventType, andPreviousSiblingKeyWith block: @escaping @Sendable (DataSnapshot, String?) -> Void,
+                        withCancel cancelBlock: (@Sendable (Error) -> Void)?) -> DatabaseHandle {
         start(eventType, cancel: cancelBlock, block)
     }
 
     /// Delivers the first event of `eventType`, then stops.
-    public func observeSingleEvent(of eventType: DataEventType, with block: @escaping (DataSnapshot) -> Void) {
+    public func observeSingleEvent(of eventType: DataEventType, with block: @escaping @Sendable (DataSnapshot) -> Void) {
         single(eventType, cancel: nil) { s, _ in block(s) }
     }
 
-    public func observeSingleEvent(of eventType: DataEventType, with block: @escaping (DataSnapshot) -> Void,
-                                   withCancel cancelBlock: ((Error) -> Void)?) {
+    public func observeSingleEvent(of eventType: DataEventType, with block: @escaping @Sendable (DataSnapshot) -> Void,
+                                   withCancel cancelBlock: (@Sendable (Error) -> Void)?) {
         single(eventType, cancel: cancelBlock) { s, _ in block(s) }
     }
 
-    public func observeSingleEvent(of eventType: DataEventType, andPreviousSiblingKeyWith block: @escaping (DataSnapshot, String?) -> Void) {
+    public func observeSingleEvent(of eventType: DataEventType, andPreviousSiblingKeyWith block: @escaping @Sendable (DataSnapshot, String?) -> Void) {
         single(eventType, cancel: nil, block)
     }
 
-    func start(_ type: DataEventType, cancel: ((Error) -> Void)?, _ block: @escaping (DataSnapshot, String?) -> Void) -> DatabaseHandle {
+    func start(_ type: DataEventType, cancel: (@Sendable (Error) -> Void)?, _ block: @escaping @Sendable (DataSnapshot, String?) -> Void) -> DatabaseHandle {
         startObserver(type, cancel: cancel, block).handle
     }
 
-    func startObserver(_ type: DataEventType, cancel: ((Error) -> Void)?, _ block: @escaping (DataSnapshot, String?) -> Void) -> (handle: DatabaseHandle, token: ListenerToken?) {
+    func startObserver(_ type: DataEventType, cancel: (@Sendable (Error) -> Void)?, _ block: @escaping @Sendable (DataSnapshot, String?) -> Void) -> (handle: DatabaseHandle, token: ListenerToken?) {
         if let e = error {
             database.post { cancel?(e) }
             return (0, nil)
@@ -133,7 +133,7 @@ public class DatabaseQuery: @unchecked Sendable { // immutable; open to subclass
         }
     }
 
-    private func single(_ type: DataEventType, cancel: ((Error) -> Void)?, _ block: @escaping (DataSnapshot, String?) -> Void) {
+    private func single(_ type: DataEventType, cancel: (@Sendable (Error) -> Void)?, _ block: @escaping @Sendable (DataSnapshot, String?) -> Void) {
         let once = Once()
         let r = startObserver(type, cancel: cancel) { s, prev in
             guard once.fire() else { return }

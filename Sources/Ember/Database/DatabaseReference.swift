@@ -1,7 +1,6 @@
 import Foundation
 import EmberModel
 import EmberCore
-import EmberConcurrency
 
 /// Responsible for: a location in the tree (Firebase's `DatabaseReference`): navigation,
 /// writes (set, multi-path update, remove; applied locally at once, acknowledged later), push
@@ -44,7 +43,7 @@ public final class DatabaseReference: DatabaseQuery, Sendable {
 
     // MARK: writes
 
-    func write(_ makeOps: () throws -> [TreeWriteOp], _ completion: ((Error?, DatabaseReference) -> Void)?) {
+    func write(_ makeOps: () throws -> [TreeWriteOp], _ completion: (@Sendable (Error?, DatabaseReference) -> Void)?) {
         do {
             if let e = error { throw e }
             let ops = try makeOps()
@@ -55,7 +54,7 @@ public final class DatabaseReference: DatabaseQuery, Sendable {
         }
     }
 
-    private func asyncWrite(_ start: (@escaping (Error?, DatabaseReference) -> Void) -> Void) async throws -> DatabaseReference {
+    private func asyncWrite(_ start: (@escaping @Sendable (Error?, DatabaseReference) -> Void) -> Void) async throws -> DatabaseReference {
         try await withCheckedThrowingContinuation { (c: CheckedContinuation<DatabaseReference, Error>) in
             start { e, r in if let e { c.resume(throwing: e) } else { c.resume(returning: r) } }
         }
@@ -64,7 +63,7 @@ public final class DatabaseReference: DatabaseQuery, Sendable {
     /// Replaces the data here (nil or NSNull removes it).
     public func setValue(_ value: Any?) { setValue(value, withCompletionBlock: nil) }
 
-    public func setValue(_ value: Any?, withCompletionBlock block: ((Error?, DatabaseReference) -> Void)?) {
+    public func setValue(_ value: Any?, withCompletionBlock block: (@Sendable (Error?, DatabaseReference) -> Void)?) {
         write({ [TreeWriteOp(path: path, value: try TreeUserData.parse(value, at: path.description))] }, block)
     }
 
@@ -75,7 +74,7 @@ public final class DatabaseReference: DatabaseQuery, Sendable {
     /// Sets each relative path ("a/b" or "/a/b") to its value, atomically (nil removes).
     public func updateChildValues(_ values: [AnyHashable: Any]) { updateChildValues(values, withCompletionBlock: nil) }
 
-    public func updateChildValues(_ values: [AnyHashable: Any], withCompletionBlock block: ((Error?, DatabaseReference) -> Void)?) {
+    public func updateChildValues(_ values: [AnyHashable: Any], withCompletionBlock block: (@Sendable (Error?, DatabaseReference) -> Void)?) {
         write({
             try values.map { (k, v) in
                 guard let ks = k.base as? String else { throw EmberError.invalidArgument("updateChildValues keys must be strings, got \(type(of: k.base)).") }
@@ -93,7 +92,7 @@ public final class DatabaseReference: DatabaseQuery, Sendable {
     /// Removes the data here.
     public func removeValue() { removeValue(completionBlock: nil) }
 
-    public func removeValue(completionBlock block: ((Error?, DatabaseReference) -> Void)?) {
+    public func removeValue(completionBlock block: (@Sendable (Error?, DatabaseReference) -> Void)?) {
         write({ [TreeWriteOp(path: path, value: .null)] }, block)
     }
 
@@ -108,37 +107,36 @@ public final class DatabaseReference: DatabaseQuery, Sendable {
     /// and again, up to 25 times, whenever the server's data had changed. Firebase's contract:
     /// the block runs on the event thread and may run several times; return
     /// `TransactionResult.abort()` to stop.
-    public func runTransactionBlock(_ block: @escaping (MutableData) -> TransactionResult) {
+    public func runTransactionBlock(_ block: @escaping @Sendable (MutableData) -> TransactionResult) {
         runTransactionBlock(block, andCompletionBlock: nil, withLocalEvents: true)
     }
 
     /// `completionBlock` (event thread) gets the error (nil when committed or aborted), whether
     /// the value was committed, and the data here then (nil when the transaction failed).
-    public func runTransactionBlock(_ block: @escaping (MutableData) -> TransactionResult,
-                                    andCompletionBlock completionBlock: ((Error?, Bool, DataSnapshot?) -> Void)?) {
+    public func runTransactionBlock(_ block: @escaping @Sendable (MutableData) -> TransactionResult,
+                                    andCompletionBlock completionBlock: (@Sendable (Error?, Bool, DataSnapshot?) -> Void)?) {
         runTransactionBlock(block, andCompletionBlock: completionBlock, withLocalEvents: true)
     }
 
     /// `localEvents` false: the attempts raise no events here before the server accepts one.
-    public func runTransactionBlock(_ block: @escaping (MutableData) -> TransactionResult,
-                                    andCompletionBlock completionBlock: ((Error?, Bool, DataSnapshot?) -> Void)?,
+    public func runTransactionBlock(_ block: @escaping @Sendable (MutableData) -> TransactionResult,
+                                    andCompletionBlock completionBlock: (@Sendable (Error?, Bool, DataSnapshot?) -> Void)?,
                                     withLocalEvents localEvents: Bool) {
         let database = self.database, path = self.path
-        let block = HandedOver(block), completionBlock = HandedOver(completionBlock)
         do {
             if let e = error { throw e }
             try database.client.treeTransaction(path, applyLocally: localEvents, update: { value in
-                block.value(MutableData(value: value, location: path)).outcome
+                block(MutableData(value: value, location: path)).outcome
             }, completion: { error, committed, value in
-                completionBlock.value?(error, committed, value.map { DataSnapshot(database: database, snap: TreeSnapshot(path: path, value: $0)) })
+                completionBlock?(error, committed, value.map { DataSnapshot(database: database, snap: TreeSnapshot(path: path, value: $0)) })
             })
         } catch {
-            if let c = completionBlock.value { database.post { c(error, false, nil) } }
+            if let c = completionBlock { database.post { c(error, false, nil) } }
         }
     }
 
     /// The async form: whether the value was committed, and the data here then.
-    public func runTransactionBlock(_ block: @escaping (MutableData) -> TransactionResult) async throws -> (Bool, DataSnapshot) {
+    public func runTransactionBlock(_ block: @escaping @Sendable (MutableData) -> TransactionResult) async throws -> (Bool, DataSnapshot) {
         try await withCheckedThrowingContinuation { (c: CheckedContinuation<(Bool, DataSnapshot), Error>) in
             runTransactionBlock(block, andCompletionBlock: { error, committed, snapshot in
                 if let snapshot, error == nil { c.resume(returning: (committed, snapshot)) } else { c.resume(throwing: error ?? EmberError(.internal, "no snapshot")) }
@@ -148,15 +146,15 @@ public final class DatabaseReference: DatabaseQuery, Sendable {
 
     // MARK: onDisconnect (written by the server when this client's connection ends)
 
-    public func onDisconnectSetValue(_ value: Any?, withCompletionBlock block: ((Error?, DatabaseReference) -> Void)? = nil) {
+    public func onDisconnectSetValue(_ value: Any?, withCompletionBlock block: (@Sendable (Error?, DatabaseReference) -> Void)? = nil) {
         onDisconnect({ .write(path: path, ops: [TreeWriteOp(path: path, value: try TreeUserData.parse(value, at: path.description))], update: false) }, block)
     }
 
-    public func onDisconnectRemoveValue(withCompletionBlock block: ((Error?, DatabaseReference) -> Void)? = nil) {
+    public func onDisconnectRemoveValue(withCompletionBlock block: (@Sendable (Error?, DatabaseReference) -> Void)? = nil) {
         onDisconnect({ .write(path: path, ops: [TreeWriteOp(path: path, value: .null)], update: false) }, block)
     }
 
-    public func onDisconnectUpdateChildValues(_ values: [AnyHashable: Any], withCompletionBlock block: ((Error?, DatabaseReference) -> Void)? = nil) {
+    public func onDisconnectUpdateChildValues(_ values: [AnyHashable: Any], withCompletionBlock block: (@Sendable (Error?, DatabaseReference) -> Void)? = nil) {
         onDisconnect({
             .write(path: path, ops: try values.map { (k, v) in
                 guard let ks = k.base as? String else { throw EmberError.invalidArgument("onDisconnectUpdateChildValues keys must be strings, got \(type(of: k.base)).") }
@@ -167,18 +165,17 @@ public final class DatabaseReference: DatabaseQuery, Sendable {
     }
 
     /// Cancels the onDisconnect writes registered at and below this location.
-    public func cancelDisconnectOperations(withCompletionBlock block: ((Error?, DatabaseReference) -> Void)? = nil) {
+    public func cancelDisconnectOperations(withCompletionBlock block: (@Sendable (Error?, DatabaseReference) -> Void)? = nil) {
         onDisconnect({ .cancel(path) }, block)
     }
 
-    private func onDisconnect(_ make: () throws -> TreeOnDisconnect, _ completion: ((Error?, DatabaseReference) -> Void)?) {
+    private func onDisconnect(_ make: () throws -> TreeOnDisconnect, _ completion: (@Sendable (Error?, DatabaseReference) -> Void)?) {
         do {
             if let e = error { throw e }
             let me = self
-            try database.client.treeOnDisconnect(try make(), completion: completion.map { c in
-                let c = HandedOver(c)
-                return { e in c.value(e, me) }
-            })
+            var done: (@Sendable (EmberError?) -> Void)?
+            if let completion { done = { e in completion(e, me) } }
+            try database.client.treeOnDisconnect(try make(), completion: done)
         } catch {
             if let c = completion { database.post { c(error, self) } }
         }
