@@ -70,6 +70,7 @@ let package = Package(
         .executableTarget(name: "EmberDemo", dependencies: ["Ember"]),
         .executableTarget(name: "EmberCrashWriter", dependencies: ["EmberCore"]),
         .executableTarget(name: "EmberBench", dependencies: ["Ember", "EmberCore", "EmberStorage", "EmberConcurrency"], path: "bench/swift"),
+        .testTarget(name: "EmberConcurrencyTests", dependencies: ["EmberConcurrency"]),
         .testTarget(name: "EmberModelTests", dependencies: ["EmberModel", "EmberConcurrency"]),
         .testTarget(name: "EmberStorageTests", dependencies: ["EmberStorage", "EmberCore", "EmberConcurrency"]),
         .testTarget(name: "EmberBackendTests", dependencies: ["EmberBackend", "EmberConcurrency"]),

@@ -6,7 +6,7 @@ import Darwin
 
 /// Responsible for: a recursive pthread mutex, so a transaction body may call store methods that
 /// take the same lock (the backend's queue and the client's worker share one SQLite connection).
-public final class RecursiveLock: @unchecked Sendable { // the mutex is the synchronization
+public final class RecursiveLock {
     private let m = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
 
     public init() {
