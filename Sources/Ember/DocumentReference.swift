@@ -176,7 +176,7 @@ public final class DocumentReference: Sendable {
 /// Responsible for: a collection's location: its documents, auto ids, and queries over it.
 ///
 ///     let ref = db.collection("cities").addDocument(data: ["name": "Tokyo"])
-public final class CollectionReference: Query, Sendable {
+public final class CollectionReference: Query, @unchecked Sendable { // restates its base's: immutable too
     public let path: String
 
     init(firestore: Firestore, path: String) {

@@ -44,7 +44,7 @@ public class DocumentSnapshot: @unchecked Sendable { // immutable; open to subcl
 }
 
 /// Responsible for: a document known to exist, as found in a query result.
-public final class QueryDocumentSnapshot: DocumentSnapshot, Sendable {
+public final class QueryDocumentSnapshot: DocumentSnapshot, @unchecked Sendable { // restates its base's: immutable too
     public override func data() -> [String: Any] { super.data() ?? [:] }
 }
 

@@ -350,13 +350,11 @@ public final class Backend: @unchecked Sendable { // confined to `queue`; its en
 
     /// The current state of `key`: the document, or a tombstone at the current version.
     func lookup(_ key: DocumentKey) -> Document {
-        queue.assertCurrent()
         if let d = store.get(key), d.exists { return d }
         return Document.missing(key, version: lastVersion)
     }
 
     func resolve(_ knownKeys: [DocumentKey], excluding docs: [Document]) -> [Document] {
-        queue.assertCurrent()
         let inResult = Set(docs.map { $0.key })
         return knownKeys.filter { !inResult.contains($0) }.map { lookup($0) }
     }

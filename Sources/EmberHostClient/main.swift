@@ -28,30 +28,27 @@ let (host, collection, name) = (args[1], args[2], args[3])
 let everyone = args[4].split(separator: ",").map(String.init)
 
 /// What the listener saw, read by the main thread.
-final class State: @unchecked Sendable { // every field is read and written under `lock`
-    let lock = NSLock()
+struct State {
     var synced = false
     var rounds: [String: Int] = [:]
     var ownPending: Bool?
     var pending: [Bool] = []
     var error: String?
-
-    func read<T>(_ f: (State) -> T) -> T { lock.lock(); defer { lock.unlock() }; return f(self) }
 }
-let state = State()
+let state = LockedValueBox(State())
 
 func waitUntil(_ what: String, _ done: (State) -> Bool) {
     let end = Date().addingTimeInterval(60)
     while Date() < end {
-        if state.read(done) { return }
-        if let e = state.read({ $0.error }) { fail("listener error: \(e)") }
+        if state.withLockedValue { done($0) } { return }
+        if let e = state.withLockedValue({ $0.error }) { fail("listener error: \(e)") }
         usleep(5_000)
     }
     fail("timed out waiting for \(what)")
 }
 
 func fail(_ why: String) -> Never {
-    let s = state.read { "synced=\($0.synced) rounds=\($0.rounds) pending=\($0.pending)" }
+    let s = state.withLockedValue { "synced=\($0.synced) rounds=\($0.rounds) pending=\($0.pending)" }
     FileHandle.standardError.write("swift client \(name): \(why); \(s)\n".data(using: .utf8)!)
     exit(2)
 }
@@ -63,8 +60,7 @@ let db: Firestore
 do { db = try Firestore.open(settings: settings) } catch { fail("open: \(error)") }
 
 let registration = db.collection(collection).addSnapshotListener(includeMetadataChanges: true) { snapshot, error in
-    state.lock.lock()
-    defer { state.lock.unlock() }
+    state.withLockedValue { state in
     guard let snapshot else { state.error = "\(String(describing: error))"; return }
     if !snapshot.metadata.isFromCache { state.synced = true }
     for d in snapshot.documents {
@@ -74,6 +70,7 @@ let registration = db.collection(collection).addSnapshotListener(includeMetadata
             if state.pending.last != p { state.pending.append(p) }
             state.ownPending = p
         }
+    }
     }
 }
 
@@ -85,7 +82,7 @@ for round in 1...2 {
     }
 }
 registration.remove()
-let (pending, rounds) = state.read { ($0.pending, $0.rounds) }
+let (pending, rounds) = state.withLockedValue { ($0.pending, $0.rounds) }
 print("pending " + pending.map { $0 ? "true" : "false" }.joined(separator: ","))
 for n in everyone { print("saw \(n) \(rounds[n] ?? 0)") }
 print("done")

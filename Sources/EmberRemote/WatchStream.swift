@@ -143,13 +143,17 @@ final class WatchStream {
         guard gen == generation, !closed else { return }
         if !answered {
             answered = true
-            backoff.reset()
             log.reached()
         }
         let before = aggregator.documentsReceived
         defer { stats.addDocumentsReceived(aggregator.documentsReceived - before) }
         do {
-            if let s = try aggregator.handle(r) { enqueue(s) }
+            if let s = try aggregator.handle(r) {
+                // A consistent snapshot, not only an answer, ends the backoff: a server that keeps
+                // sending what the client refuses is retried ever more slowly, not in a loop.
+                backoff.reset()
+                enqueue(s)
+            }
         } catch {
             // A message the client cannot read (a server bug): start over on a new stream.
             sink?.finish()

@@ -140,7 +140,8 @@ public struct WireCodec: Sendable {
     /// The wire form of an existing document, optionally projected to `mask`'s fields.
     public func document(_ d: Document, mask: [FieldPath]? = nil) -> WireDocument {
         var w = WireDocument()
-        w.name = name(of: d.key)
+        // A document read from this database is named by it (no parse of the key's prefix).
+        w.name = keys == .prefixed ? db.name(of: d.key) : name(of: d.key.path)
         if let mask {
             var projected = MapValue()
             for f in mask { if let v = d.data.value(at: f) { projected.setValue(v, at: f) } }

@@ -10,7 +10,7 @@ import EmberCore
 ///     let post = ref.child("posts").childByAutoId()
 ///     post.setValue(["title": "Hi"]) { error, _ in }
 ///     ref.updateChildValues(["/posts/\(post.key!)/starCount": 1])
-public final class DatabaseReference: DatabaseQuery, Sendable {
+public final class DatabaseReference: DatabaseQuery, @unchecked Sendable { // restates its base's: immutable too
     init(database: Database, path: TreePath, error: EmberError? = nil) {
         super.init(database: database, path: path, error: error)
     }

@@ -73,11 +73,13 @@ extension TreeEngine {
 
     /// The tokens of the observers at `path` (of `query` only, when given).
     func tokens(at path: TreePath, query: TreeQuery?) -> [ListenerToken] {
-        (viewsByPath[path] ?? []).filter { query == nil || $0.query == query! }.flatMap { $0.observers.map { $0.token } }
+        worker.assertCurrent()
+        return (viewsByPath[path] ?? []).filter { query == nil || $0.query == query! }.flatMap { $0.observers.map { $0.token } }
     }
 
     /// The token of observer `handle` when it observes `path`.
     func token(handle: UInt, at path: TreePath) -> ListenerToken? {
+        worker.assertCurrent()
         guard let o = observers[handle], o.view.path == path else { return nil }
         return o.token
     }

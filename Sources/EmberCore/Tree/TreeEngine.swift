@@ -129,7 +129,7 @@ final class TreeEngine: TreeBackendClient, TreeLinkClient {
         if online { sendPending() }
     }
 
-    var pendingWriteCount: Int { pendingOrder.count - pendingHead }
+    var pendingWriteCount: Int { worker.assertCurrent(); return pendingOrder.count - pendingHead }
     private var pendingWrites: ArraySlice<Int64> { pendingOrder[pendingHead...] }
     /// Every pending overwrite, oldest first.
     var pendingOps: [TreeWriteOp] { pendingWrites.flatMap { pending[$0]!.ops } }

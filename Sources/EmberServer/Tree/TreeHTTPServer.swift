@@ -1,3 +1,4 @@
+import EmberConcurrency
 import EmberBackend
 import Logging
 import NIOCore
@@ -190,15 +191,14 @@ final class TreeHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
 }
 
 /// Responsible for: the tree port's open connections, each forgotten when it closes. Thread-safe.
-final class OpenChannels {
-    private let lock = NSLock()
-    private var channels: [ObjectIdentifier: Channel] = [:]
+final class OpenChannels: Sendable {
+    private let channels = LockedValueBox<[ObjectIdentifier: Channel]>([:])
 
     func add(_ channel: Channel) {
         let id = ObjectIdentifier(channel)
-        lock.withLock { channels[id] = channel }
-        channel.closeFuture.whenComplete { [self] _ in lock.withLock { _ = channels.removeValue(forKey: id) } }
+        channels.withLockedValue { $0[id] = channel }
+        channel.closeFuture.whenComplete { [channels] _ in channels.withLockedValue { _ = $0.removeValue(forKey: id) } }
     }
 
-    func all() -> [Channel] { lock.withLock { Array(channels.values) } }
+    func all() -> [Channel] { channels.withLockedValue { Array($0.values) } }
 }
