@@ -13,6 +13,11 @@ public final class Condition {
 
     public init() {
         cond = .allocate(capacity: 1)
+        Condition.initializeMonotonic(cond)
+    }
+
+    /// Initializes `cond` for timed waits on the monotonic clock (`Deadline`'s).
+    static func initializeMonotonic(_ cond: UnsafeMutablePointer<pthread_cond_t>) {
         var attr = pthread_condattr_t()
         pthread_condattr_init(&attr)
         pthread_condattr_setclock(&attr, CLOCK_MONOTONIC)
@@ -42,7 +47,7 @@ public final class Condition {
 
 /// Responsible for: a point in monotonic time for `Condition`'s timed waits.
 public struct Deadline: Sendable {
-    fileprivate let value: timespec
+    let value: timespec
 
     /// `seconds` from now: NaN and negative values are now; at most about 30 years.
     public init(secondsFromNow seconds: Double) {

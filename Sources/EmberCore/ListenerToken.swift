@@ -23,7 +23,9 @@ public final class ListenerToken: @unchecked Sendable { // flags are atomics; `o
     private var detachAction: (() -> Void)?
     private var finished = false
     private let held = Atomic<Bool>(false)
-    private let gate = StartGate()
+    /// Open unless callbacks are held until the add call returns (the event thread waits on it,
+    /// bounded: the add call never waits for the event thread).
+    private let gate = ConditionBox(true)
 
     /// Runs (once) when the token is removed, to detach the listener from the engine. The client
     /// sets it after registering the listener, when the listener may already have ended (an error
@@ -52,19 +54,19 @@ public final class ListenerToken: @unchecked Sendable { // flags are atomics; `o
     /// can use the token (to remove its own listener) from the very first event.
     public func holdCallbacksUntilStarted() {
         guard !events.isCurrent else { return }
-        gate.close()
+        gate.update { $0 = false }
         held.store(true, ordering: .releasing)
     }
 
     /// The add call is returning: callbacks held by `holdCallbacksUntilStarted` may run.
     public func started() {
         guard held.exchange(false, ordering: .acquiringAndReleasing) else { return }
-        gate.open()
+        gate.update { $0 = true }
     }
 
     /// Runs `body` (a user callback) unless the listener was removed. Event thread only.
     func deliver(_ body: () -> Void) {
-        if held.load(ordering: .acquiring) { gate.wait(seconds: 5) }
+        if held.load(ordering: .acquiring) { waitForStart() }
         callbackLock.lock()
         if active.load(ordering: .acquiring) { body() }
         callbackLock.unlock()
@@ -72,7 +74,7 @@ public final class ListenerToken: @unchecked Sendable { // flags are atomics; `o
 
     /// Delivers a final event (an error) and ends the listener.
     func deliverFinal(_ body: () -> Void) {
-        if held.load(ordering: .acquiring) { gate.wait(seconds: 5) }
+        if held.load(ordering: .acquiring) { waitForStart() }
         callbackLock.lock()
         let wasActive = active.exchange(false, ordering: .acquiringAndReleasing)
         if wasActive { body() }
@@ -101,6 +103,11 @@ public final class ListenerToken: @unchecked Sendable { // flags are atomics; `o
         finish()
     }
 
+    /// Returns when the gate is open, or after 5 s.
+    private func waitForStart() {
+        _ = gate.wait(until: { $0 }, deadline: Deadline(secondsFromNow: 5)) { _ in }
+    }
+
     private func finish() {
         let d: (() -> Void)? = detachLock.withLock {
             finished = true
@@ -114,19 +121,5 @@ public final class ListenerToken: @unchecked Sendable { // flags are atomics; `o
             // A stopped event thread runs nothing more: no callback of this listener can follow.
             if !events.post(gone) { gone() }
         }
-    }
-}
-
-/// Responsible for: making the event thread wait (bounded) until a listener's add call returned.
-final class StartGate: Sendable {
-    private let isOpen = ConditionBox(true)
-
-    func close() { isOpen.update { $0 = false } }
-
-    func open() { isOpen.update { $0 = true } }
-
-    /// Returns when open, or after `seconds` (a guard: the add call never waits for the event thread).
-    func wait(seconds: Int) {
-        _ = isOpen.wait(until: { $0 }, deadline: Deadline(secondsFromNow: Double(seconds))) { _ in }
     }
 }
