@@ -15,6 +15,8 @@ import Ember
 //     EmberRemoteBench write HOST COLLECTION DOC    # prints `ready`; per stdin line `w I`: sets DOC
 //                                                  # to {"i": I, "t": CLOCK_MONOTONIC ns just before the call}
 //     EmberRemoteBench resume HOST PATH COLLECTION N CHANGES
+//     EmberRemoteBench get HOST COLLECTION DOC N     # prints `get_us p50 P p99 Q`: N round trips of
+//                                                  # getDocument(source: .server), each waited for
 //
 // `listen` and `write` use Ember's public API (`FirestoreSettings.host`); the latency is the
 // listener callback's CLOCK_MONOTONIC time less the document's `t` (one clock for every process).
@@ -239,10 +241,32 @@ func resume(host: String, path: String, collection: String, n: Int, changes: Int
     say("done")
 }
 
+// MARK: one read's round trip
+
+func get(host: String, collection: String, doc: String, n: Int) {
+    let db = openPublic(host)
+    let ref = db.collection(collection).document(doc)
+    let done = Semaphore()
+    let failure = LockedValueBox<String?>(nil)
+    ref.setData(["v": 1]) { e in if let e { failure.withLockedValue { $0 = "\(e)" } }; done.signal() }
+    guard done.wait(seconds: 60), failure.current == nil else { fail("seed: \(failure.current ?? "timed out")") }
+    var samples: [Double] = []
+    for i in 1...(n + 50) {
+        let t0 = monotonicNs()
+        ref.getDocument(source: .server) { _, e in if let e { failure.withLockedValue { $0 = "\(e)" } }; done.signal() }
+        guard done.wait(seconds: 30), failure.current == nil else { fail("get: \(failure.current ?? "timed out")") }
+        if i > 50 { samples.append(Double(monotonicNs() - t0) / 1e3) }
+    }
+    samples.sort()
+    say(String(format: "get_us p50 %.0f p99 %.0f", samples[samples.count / 2], samples[min(samples.count - 1, samples.count * 99 / 100)]))
+    db.terminate()
+}
+
 let args = CommandLine.arguments
 switch (args.count > 1 ? args[1] : "", args.count) {
 case ("listen", 5): listen(host: args[2], collection: args[3], doc: args[4])
 case ("write", 5): write(host: args[2], collection: args[3], doc: args[4])
+case ("get", 6): get(host: args[2], collection: args[3], doc: args[4], n: Int(args[5]) ?? 1000)
 case ("resume", 7):
     guard let n = Int(args[5]), let c = Int(args[6]), n > 0, c > 0, c <= n else { fail("N and CHANGES: positive integers, CHANGES <= N") }
     resume(host: args[2], path: args[3], collection: args[4], n: n, changes: c)

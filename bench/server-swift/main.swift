@@ -4,6 +4,8 @@
 //                          the last stream receiving it (ms), median of 5 rounds
 //   latency HOST:PORT N    one stream; commit -> the change on the stream (µs), p50 / p99 of N
 //   commit HOST:PORT N     a commit's round trip (µs), p50 / p99 of N
+//   get HOST:PORT N        a GetDocument's round trip (µs), p50 / p99 of N (an existing document)
+//   refused HOST:PORT N    the same call refused before the backend (INVALID_ARGUMENT): the floor
 // Build: swift build -c release --scratch-path .build-bench --product ember-server-bench
 import EmberFirestoreProto
 import Foundation
@@ -78,12 +80,27 @@ func run(host: String, port: Int, _ body: @escaping @Sendable (Client) async thr
 
 let args = CommandLine.arguments
 guard args.count == 4, let colon = args[2].lastIndex(of: ":"), let port = Int(args[2][args[2].index(after: colon)...]), let n = Int(args[3]) else {
-    print("usage: ember-server-bench fanout|latency HOST:PORT N"); exit(2)
+    print("usage: ember-server-bench fanout|latency|commit|get|refused HOST:PORT N"); exit(2)
 }
 let host = String(args[2][..<colon])
 let mode = args[1]
 
 try await run(host: host, port: port) { fs in
+    if mode == "get" || mode == "refused" {
+        try await setDoc(fs, "bench-swift/get", 1)
+        var req = Google_Firestore_V1_GetDocumentRequest()
+        // `refused`: a name the service refuses before it reaches the backend (the call's floor).
+        req.name = mode == "get" ? root + "/bench-swift/get" : "not-a-name"
+        var samples: [Double] = []
+        for i in 1...(n + 50) {
+            let t0 = now()
+            if mode == "get" { _ = try await fs.getDocument(req) } else { _ = try? await fs.getDocument(req) }
+            if i > 50 { samples.append((now() - t0) * 1e6) }
+        }
+        samples.sort()
+        print(String(format: "get_us p50 %.0f p99 %.0f", samples[samples.count / 2], samples[min(samples.count - 1, samples.count * 99 / 100)]))
+        return
+    }
     if mode == "commit" {
         var samples: [Double] = []
         for i in 1...(n + 50) {
