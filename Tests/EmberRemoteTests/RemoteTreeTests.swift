@@ -328,8 +328,11 @@ final class RemoteTreeTests: XCTestCase {
         XCTAssertEqual(whole.keys.first?.split(separator: ",").count, 1_002)
         wholeTokens.forEach { $0.remove() }
         try writer.treeWrite([TreeWriteOp(path: list.child("k0098"), value: .null)])
-        try ranged.wait { $0.count == 2 }
+        // Until the server's next window comes, the view may fill the gap with a child another
+        // window brought (k0999); the server's window then replaces it.
+        try ranged.wait { $0.keys.last == "value k0198,k0298,k0398,k0498" }
         XCTAssertEqual(ranged.keys.last, "value k0198,k0298,k0398,k0498")
+        XCTAssertLessThanOrEqual(ranged.keys.count, 3)
         try last.wait { $0.count == 10 }
         XCTAssertEqual(last.keys.count, 10, "the window of the last three did not change")
         tokens.forEach { $0.remove() }
