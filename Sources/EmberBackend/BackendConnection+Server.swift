@@ -26,21 +26,41 @@ extension BackendConnection {
     /// `authorize`, when given, is asked about every document the commit writes.
     public func commit(_ mutations: [Mutation], reads: [DocumentKey: Int64] = [:], authorize: CommitAuthorizer? = nil,
                        completion: @escaping @Sendable (Result<CommitOutcome, EmberError>) -> Void) {
-        backend.queue.async { [self, backend = self.backend] in
-            for (key, readTime) in reads {
-                let now = backend.store.get(key).flatMap { $0.exists ? $0.updateTime : nil } ?? 0
-                if now != readTime {
-                    deliveryQueue.async { completion(.failure(EmberError(.aborted, "Aborted due to cross-transaction contention. This occurs when multiple transactions attempt to access the same data, requiring Firestore to abort at least one in order to enforce serializability."))) }
-                    return
-                }
-            }
-            let result = backend.applyCommit(mutations, from: self, batchId: nil, authorize: authorize).map { version in
-                var docs: [DocumentKey: Document] = [:]
-                for m in mutations where docs[m.key] == nil { docs[m.key] = backend.lookup(m.key) }
-                return CommitOutcome(version: version, documents: docs)
-            }
+        backend.queue.async { [self] in
+            let result = applyRequestCommit(mutations, reads: reads, authorize: authorize)
             deliveryQueue.async { completion(result) }
         }
+    }
+
+    /// `commit(_:reads:authorize:completion:)` waited for on the caller's thread: the commit runs
+    /// there when the backend's queue is idle (no thread hand-off), else after the queue's work.
+    /// For a server's request handlers; never call it on the backend's queue.
+    public func commitWaiting(_ mutations: [Mutation], reads: [DocumentKey: Int64] = [:],
+                              authorize: CommitAuthorizer? = nil) -> Result<CommitOutcome, EmberError> {
+        backend.queue.sync { applyRequestCommit(mutations, reads: reads, authorize: authorize) }
+    }
+
+    /// On the backend's queue: a request's commit, its transaction's reads checked first.
+    private func applyRequestCommit(_ mutations: [Mutation], reads: [DocumentKey: Int64],
+                                    authorize: CommitAuthorizer?) -> Result<CommitOutcome, EmberError> {
+        backend.queue.assertCurrent()
+        for (key, readTime) in reads {
+            let now = backend.store.get(key).flatMap { $0.exists ? $0.updateTime : nil } ?? 0
+            if now != readTime {
+                return .failure(EmberError(.aborted, "Aborted due to cross-transaction contention. This occurs when multiple transactions attempt to access the same data, requiring Firestore to abort at least one in order to enforce serializability."))
+            }
+        }
+        return backend.applyCommit(mutations, from: self, batchId: nil, authorize: authorize).map { version in
+            var docs: [DocumentKey: Document] = [:]
+            for m in mutations where docs[m.key] == nil { docs[m.key] = backend.lookup(m.key) }
+            return CommitOutcome(version: version, documents: docs)
+        }
+    }
+
+    /// Current states of `keys` (tombstones for missing ones) and the read version, read on the
+    /// caller's thread when the backend's queue is idle (see `commitWaiting`).
+    public func lookupWaiting(_ keys: [DocumentKey]) -> ([Document], Int64) {
+        backend.queue.sync { [backend = self.backend] in (keys.map { backend.lookup($0) }, backend.lastVersion) }
     }
 
     /// The ids of the collections under `parent` (a document path or the root) that hold a

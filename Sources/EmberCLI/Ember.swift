@@ -7,7 +7,7 @@ import Logging
 
 /// Responsible for: the `ember` command line. `ember serve` runs the server (EmberServer) until
 /// SIGTERM or SIGINT, logging one structured line per start, stop and error on stderr.
-@main
+/// (The entry point is main.swift.)
 struct Ember: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "ember",

@@ -7,7 +7,10 @@ import GRPCCore
 
 /// Responsible for: the server's one connection to the backend for request/response calls
 /// (reads, queries, commits), as async functions. The backend stays the store: the server only
-/// translates. Completions arrive on a concurrent queue and resume the waiting request.
+/// translates. Lookups and commits wait on the backend's queue from the request's own thread, so
+/// one on an idle backend runs where its request was read, with no thread hand-off there and
+/// back (docs/performance.md); a busy backend holds the caller as it would hold the answer.
+/// Queries and collection listings, which may scan, are answered on the door's queue instead.
 final class BackendDoor: BackendClient, Sendable {
     let backend: Backend
     private let queue = DispatchQueue(label: "ember.server.door", attributes: .concurrent)
@@ -25,19 +28,19 @@ final class BackendDoor: BackendClient, Sendable {
     func backend(_ link: any BackendLink, didSend event: BackendEvent) {}
 
     func lookup(_ keys: [DocumentKey]) async -> (documents: [Document], version: Int64) {
-        await withCheckedContinuation { c in connection.lookup(keys) { c.resume(returning: ($0.0, $0.1)) } }
+        let (documents, version) = connection.lookupWaiting(keys)
+        return (documents, version)
     }
 
+    /// A query may scan a whole collection: it does not hold the request's thread (an event
+    /// loop other connections share) but is answered on the door's queue.
     func run(_ query: Query) async -> (documents: [Document], version: Int64) {
         await withCheckedContinuation { c in connection.runQuery(query, knownKeys: []) { c.resume(returning: ($0.0, $0.2)) } }
     }
 
     /// `authorize` (the caller's rules) is asked about each document inside the commit.
     func commit(_ mutations: [Mutation], reads: [DocumentKey: Int64] = [:], authorize: CommitAuthorizer? = nil) async throws -> CommitOutcome {
-        let r: Result<CommitOutcome, EmberError> = await withCheckedContinuation { c in
-            connection.commit(mutations, reads: reads, authorize: authorize) { c.resume(returning: $0) }
-        }
-        return try r.mapError(RPCError.init(ember:)).get()
+        try connection.commitWaiting(mutations, reads: reads, authorize: authorize).mapError(RPCError.init(ember:)).get()
     }
 
     func collectionIds(under parent: ResourcePath) async -> [String] {
