@@ -211,8 +211,8 @@ def run_peers():
     """Runs the peer scripts that can run on this machine, with a Python that has their packages."""
     results = {}
     pythons = [os.environ.get("PEERS_PYTHON"), str(Path(os.environ.get("PEERS_VENVS", "/tmp/peers-venvs")) / "main/bin/python"), sys.executable]
-    for script, needs in (("bench_sqlite.py", "apsw"), ("bench_tinydb.py", "tinydb")):
-        path = PEERS / script
+    for script, needs in (("bench_sqlite.py", "apsw"), ("bench_tinydb.py", "tinydb"), ("sqlite_memory_load.py", "apsw")):
+        path = PEERS / script if script.startswith("bench_") else Path(__file__).parent / script
         if not path.exists():
             continue
         py = next((p for p in pythons if p and Path(p).exists() and
@@ -267,6 +267,8 @@ def main():
           f"{verdict('python.bulk_durable_docs_per_s', res['c_durable'].get('docs_per_s_acknowledged'))} file "
           f"| {verdict('python.query_scan_ms', ms(res['d_noindex']))} / {verdict('python.query_indexed_ms', ms(res['d_index']))} |")
     for name, r in peers.items():
+        if name == "sqlite_memory_load.py":
+            continue    # its one figure is in the table against SQLite below
         if "skipped" in r or "failed" in r:
             print(f"| {name} | {r.get('skipped') or r.get('failed')} | | | |")
             continue
@@ -276,7 +278,7 @@ def main():
               else f"| {r.get('peer', name)} | {fmt_lat(r.get('a'))} | {fmt_lat(r.get('b'))} | {c} | {d} |")
     print(f"\n(e) one durably acknowledged write, p50 / p99 us: {fmt_lat(res['e'])} (report only)")
     sqlite = next((r for name, r in peers.items() if name == "bench_sqlite.py" and "a" in r), None)
-    print_vs_sqlite(res, sqlite)
+    print_vs_sqlite(res, sqlite, peers.get("sqlite_memory_load.py", {}))
 
 
 def versus(fig, ember_value, peer_value):
@@ -285,7 +287,7 @@ def versus(fig, ember_value, peer_value):
     return "n/a" if r is None else f"{r:.2f}x {verdict(fig, ember_value, peer_value)}"
 
 
-def print_vs_sqlite(res, sqlite):
+def print_vs_sqlite(res, sqlite, sqlite_memory):
     """The durable embedded default against SQLite+apsw, same run; each row's target is in
     bench/targets.json (python.vs_sqlite.*)."""
     print("\nEmber with a path vs SQLite+apsw, this run (ratio: how many times better Ember is)")
@@ -297,6 +299,8 @@ def print_vs_sqlite(res, sqlite):
     a, sa = res["a_durable"], sqlite.get("a", {})
     b, sb = res["b_durable"], sqlite.get("b", {})
     bulk = sqlite.get("apsw", sqlite)   # (c) and (d) through apsw
+    smem = sqlite_memory.get("c_memory_docs_per_s")
+    cmem = res["c"]["docs_per_s_acknowledged"]
     c, sc = res["c_durable"]["docs_per_s_acknowledged"], bulk.get("c_docs_per_s")
     dn, di = ms(res["d_noindex"]), ms(res["d_index"])
     sdn, sdi = ms(bulk.get("d_noindex")), ms(bulk.get("d_index"))
@@ -305,6 +309,7 @@ def print_vs_sqlite(res, sqlite):
             ("(b) query listener (1k of 10k), p50 us", "query_listener_p50", sb.get("p50_us"), b["p50_us"]),
             ("(b) query listener (1k of 10k), p99 us", "query_listener_p99", sb.get("p99_us"), b["p99_us"]),
             ("(c) bulk insert 100k, durable, docs/s", "bulk_durable", sc, c),
+            ("(c) bulk insert 100k, in memory, docs/s", "bulk_memory", smem, cmem),
             ("(d) group == 42 -> 1,000 dicts, no index, ms", "query_scan", sdn, dn),
             ("(d) with an index, ms", "query_indexed", sdi, di)):
         fig = "python.vs_sqlite." + fig

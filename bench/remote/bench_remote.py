@@ -182,6 +182,20 @@ def latency(opts, kind, host, tag):
             p.stop()
 
 
+def get_round_trips(opts, host, tag, n=2000):
+    """One GetDocument at a time from Ember's Swift client (`getDocument(source: .server)`)."""
+    cmd = [opts.swift_bench, "get", host, f"get-{tag}-{os.getpid()}", "d", str(n)]
+    try:
+        out = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    except subprocess.TimeoutExpired:
+        raise RuntimeError("EmberRemoteBench get: no answer within 300 s")
+    for line in out.stdout.splitlines():
+        f = line.split()
+        if len(f) == 5 and f[0] == "get_us":
+            return {"n": n, "p50": float(f[2]), "p99": float(f[4])}
+    raise RuntimeError(f"EmberRemoteBench get failed: {out.stdout[-300:]} {out.stderr[-300:]}")
+
+
 def resume(opts, host, tmp, tag, restart=None):
     """The Swift resume client (EmberRemoteBench resume); `restart(stopped)`, if given, stops the
     server, calls `stopped()` and starts it again on the same port and file."""
@@ -244,6 +258,12 @@ def measure(name, start, opts):
                     log(f"   {r[f'lat_{kind}']}")
                 except RuntimeError as e:
                     log(f"   failed: {e}")
+            log(f"== {name} on {srv.host}: GetDocument round trips, Swift client")
+            try:
+                r["get_swift"] = get_round_trips(opts, srv.host, name)
+                log(f"   {r['get_swift']}")
+            except RuntimeError as e:
+                log(f"   failed: {e}")
             log(f"== {name}: resume of a {opts.resume_docs:,}-document query after 10 changes")
             restart = None
             if name == "ember":           # the emulator keeps nothing across a restart
@@ -283,6 +303,8 @@ def table(e, m):
                              ("ember", "python", "Python (ember.Client(host=))")):
         row(f"write -> callback p50 (us), {label}", f"remote.{who}_callback_p50_us", f"lat_{kind}", "p50", us)
         row(f"write -> callback p99 (us), {label}", f"remote.{who}_callback_p99_us", f"lat_{kind}", "p99", us)
+    row("GetDocument round trip p50 (us), Swift (FirestoreSettings.host)", "remote.swift_get_p50_us", "get_swift", "p50", us)
+    row("GetDocument round trip p99 (us), Swift (FirestoreSettings.host)", "", "get_swift", "p99", us)
     row("write -> callback p50 (us), google-cloud-firestore", "", "lat_gcf", "p50", us)
     row("write -> callback p99 (us), google-cloud-firestore", "", "lat_gcf", "p99", us)
     row("resume: documents sent after reopening (10 changed of 10,000)", "remote.resume_reopen_docs", "resume", "reopen_docs", n)

@@ -556,10 +556,11 @@ def jvm_heap_kb(pid):
         return None
 
 
-def fig4_memory(srv, n, streams):
+def fig4_memory(srv, n, streams, latency_samples=0):
     """RSS of the server process before and after opening n idle targets on `streams` Listen
     streams (one connection): document targets on missing documents, then as many query targets
-    on empty collections; the differences divided by n."""
+    on empty collections; the differences divided by n. With `latency_samples`, figure 1's raw
+    latency again while all 2n targets are open."""
     pid, jvm = server_process(srv)
 
     async def run():
@@ -615,6 +616,10 @@ def fig4_memory(srv, n, streams):
             res["heap_doc"] = (heap1 - heap0) * 1024 / n
             res["heap_query"] = (heap2 - heap1) * 1024 / n
         res["rss_mb"] = (rss0 / 1024, rss1 / 1024, rss2 / 1024)
+        if ok1 and ok2 and latency_samples:
+            # Another client's write -> listen while the 2n idle targets stay open (their streams
+            # are served by this event loop meanwhile): compare with figure 1's raw row.
+            res["busy_lat_raw"] = await asyncio.to_thread(fig1_raw, srv.host, latency_samples, 30)
         await s1.close()
         await s2.close()
         return res
@@ -687,7 +692,7 @@ def measure(name, start, opts):
         log(f"== {name}: figure 4 (memory per idle target), fresh server")
         srv = started(start(tmp))
         try:
-            r["mem"] = fig4_memory(srv, 2000 if q else 10_000, 10)
+            r["mem"] = fig4_memory(srv, 2000 if q else 10_000, 10, latency_samples=n1 if name == "ember" else 0)
         finally:
             srv.stop()
         if name == "ember":
@@ -765,6 +770,8 @@ def table(e, m):
     row("   ember --memory: raw, 4 connections (docs/s)", "", ("mem_raw4", "docs_s"), fmt_n, False)
     row("4. server RSS per idle document target (bytes)", "server.idle_doc_target_bytes", ("mem", "doc"), fmt_n, True)
     row("   server RSS per idle query target (bytes)", "server.idle_query_target_bytes", ("mem", "query"), fmt_n, True)
+    row("   raw commit -> document_change p50 with those targets open (ms)", "", ("mem", "busy_lat_raw", "doc_p50"), fmt_ms, True)
+    row("   raw commit -> document_change p99 with those targets open (ms)", "", ("mem", "busy_lat_raw", "doc_p99"), fmt_ms, True)
     row("   JVM heap after GC per document / query target (bytes)", "",
         ("mem", "heap_doc"), fmt_n, True)
     hq = g(m, "mem", "heap_query")
