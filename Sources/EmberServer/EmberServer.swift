@@ -262,7 +262,8 @@ public final class EmberServer: @unchecked Sendable { // set up in `init`, then 
                                                           "max_connections": "\(self.connectionGuard.limit)",
                                                           "database_port": "\(self.boundDatabasePort.get().map(String.init) ?? "off")",
                                                           "namespace": "\(self.configuration.defaultNamespace)",
-                                                          "tls": "\(self.configuration.tlsCertificatePath == nil ? "off" : "on")"])
+                                                          "tls": "\(self.configuration.tlsCertificatePath == nil ? "off" : "on")",
+                                                          "executor": "\(EventLoopExecutor.isAdopted ? "event-loops" : "swift-pool")"])
                 }
             }
             do {

@@ -5,7 +5,7 @@ rules but neither TLS nor --insecure; a rules file with a syntax error (the reas
 line:column) or missing; a TLS certificate or key missing or not PEM; an HS256 secret or an
 admin token shorter than 16 bytes (after trimming); a malformed JWKS. And the one that starts:
 --host 0.0.0.0 --rules R --insecure --port 0 (its start line names the port it bound, which
-answers, and rules decide there). Each run is bounded (guarded_server.launch) and stopped by
+answers, and says its tasks run on the event loops; rules decide there). Each run is bounded (guarded_server.launch) and stopped by
 its process group.
 """
 import json
@@ -129,6 +129,8 @@ def test_any_address_with_rules_and_insecure_starts(files):
         start = next(line for line in got.srv.log_tail().splitlines() if "event=start" in line)
         assert got.srv.port > 0, start
         assert "host=0.0.0.0" in start, start
+        # The binary's Swift tasks run on its event loops (EventLoopExecutor, main.swift).
+        assert "executor=event-loops" in start, start
         socket.create_connection(("127.0.0.1", got.srv.port), timeout=5).close()
         caller = Caller(f"127.0.0.1:{got.srv.port}")
         try:
