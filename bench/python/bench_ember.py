@@ -211,8 +211,9 @@ def run_peers():
     """Runs the peer scripts that can run on this machine, with a Python that has their packages."""
     results = {}
     pythons = [os.environ.get("PEERS_PYTHON"), str(Path(os.environ.get("PEERS_VENVS", "/tmp/peers-venvs")) / "main/bin/python"), sys.executable]
-    for script, needs in (("bench_sqlite.py", "apsw"), ("bench_tinydb.py", "tinydb"), ("sqlite_memory_load.py", "apsw")):
-        path = PEERS / script if script.startswith("bench_") else Path(__file__).parent / script
+    for path, needs in ((PEERS / "bench_sqlite.py", "apsw"), (PEERS / "bench_tinydb.py", "tinydb"),
+                        (Path(__file__).parent / "sqlite_memory_load.py", "apsw")):
+        script = path.name
         if not path.exists():
             continue
         py = next((p for p in pythons if p and Path(p).exists() and

@@ -1,18 +1,17 @@
-"""The SQLite+apsw peer of the in-memory bulk load: bench_sqlite.py's (c) on ":memory:" (the same
-documents, json.dumps and one executemany transaction). Run with the peers' Python (it needs
-apsw) by bench_ember.py; prints `RESULT {json}`."""
+"""The SQLite+apsw peer of the in-memory bulk load: bench_sqlite.py's (c) on ":memory:" (its
+documents, its size (QUICK=1 too), json.dumps and one executemany transaction). Run with the
+peers' Python (it needs apsw) by bench_ember.py; prints `RESULT {json}`."""
 import json
+import os
+import sys
 import time
+from pathlib import Path
 
 import apsw
 
-N_C = 100_000
-STATES = ["CA", "NY", "TX", "WA", "FL", "IL", "OR", "NV", "AZ", "CO"]
-
-
-def make_doc(i):
-    return {"name": f"user{i}", "age": 20 + i % 50, "state": STATES[i % 10],
-            "group": (i * 37) % 100, "score": (i % 1000) / 10}
+PEERS = Path(os.environ.get("PEERS_DIR", Path(__file__).resolve().parents[3] / "shared" / "peers"))
+sys.path.insert(0, str(PEERS))
+from bench_sqlite import N_C, make_doc  # noqa: E402  (the peer's own documents and count)
 
 
 def main():
