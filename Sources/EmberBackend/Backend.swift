@@ -354,6 +354,11 @@ public final class Backend: @unchecked Sendable { // confined to `queue`; its en
         return Document.missing(key, version: lastVersion)
     }
 
+    /// The current states of `keys` (tombstones for missing ones) and the read version.
+    func lookup(_ keys: [DocumentKey]) -> ([Document], Int64) {
+        (keys.map { lookup($0) }, lastVersion)
+    }
+
     func resolve(_ knownKeys: [DocumentKey], excluding docs: [Document]) -> [Document] {
         let inResult = Set(docs.map { $0.key })
         return knownKeys.filter { !inResult.contains($0) }.map { lookup($0) }

@@ -60,7 +60,7 @@ extension BackendConnection {
     /// Current states of `keys` (tombstones for missing ones) and the read version, read on the
     /// caller's thread when the backend's queue is idle (see `commitWaiting`).
     public func lookupWaiting(_ keys: [DocumentKey]) -> ([Document], Int64) {
-        backend.queue.sync { [backend = self.backend] in (keys.map { backend.lookup($0) }, backend.lastVersion) }
+        backend.queue.sync { [backend = self.backend] in backend.lookup(keys) }
     }
 
     /// The ids of the collections under `parent` (a document path or the root) that hold a

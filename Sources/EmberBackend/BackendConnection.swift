@@ -123,7 +123,7 @@ public final class BackendConnection: @unchecked Sendable { // sends on the back
 
     /// Current states of `keys` (tombstones for missing ones) and the read version.
     public func lookup(_ keys: [DocumentKey], completion: @escaping @Sendable (([Document], Int64)) -> Void) {
-        backend.queue.async { [self, backend = self.backend] in reply((keys.map { backend.lookup($0) }, backend.lastVersion), completion) }
+        backend.queue.async { [self, backend = self.backend] in reply(backend.lookup(keys), completion) }
     }
 
     /// Runs a query once: its result, plus the current state of known keys not in it.

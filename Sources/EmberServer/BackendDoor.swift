@@ -28,8 +28,7 @@ final class BackendDoor: BackendClient, Sendable {
     func backend(_ link: any BackendLink, didSend event: BackendEvent) {}
 
     func lookup(_ keys: [DocumentKey]) async -> (documents: [Document], version: Int64) {
-        let (documents, version) = connection.lookupWaiting(keys)
-        return (documents, version)
+        connection.lookupWaiting(keys)
     }
 
     /// A query may scan a whole collection: it does not hold the request's thread (an event
