@@ -134,8 +134,16 @@ var serverTargets: [Target] {
             .product(name: "GRPCCore", package: "grpc-swift-2"),
             .product(name: "GRPCNIOTransportHTTP2", package: "grpc-swift-nio-transport"),
         ], path: "bench/server-swift"),
+        // A Firestore server whose watch messages a test scripts (the SDKs' spec scenarios).
+        .target(name: "ScriptedFirestore", dependencies: [
+            "EmberFirestoreProto", "EmberConcurrency",
+            .product(name: "GRPCCore", package: "grpc-swift-2"),
+            .product(name: "GRPCNIOTransportHTTP2", package: "grpc-swift-nio-transport"),
+            .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+        ], path: "Tests/Support/ScriptedFirestore"),
         .testTarget(name: "EmberRemoteTests", dependencies: [
             "EmberRemote", "EmberServer", "EmberWire", "EmberCore", "EmberModel", "EmberStorage", "EmberBackend", "Ember", "EmberConcurrency",
+            "ScriptedFirestore",
             .product(name: "JWTKit", package: "jwt-kit"),
         ]),
         // A Swift client process of the mixed-language tests (Tests/remote): Ember over `host`.
