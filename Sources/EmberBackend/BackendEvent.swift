@@ -24,6 +24,49 @@ public enum BackendEvent: Sendable {
     /// A server's resume token for a target, valid for what the client has received so far:
     /// listening again with it (`BackendLink.listen(resumeToken:)`) sends only what changed since.
     case resumeToken(targetId: Int, token: [UInt8])
+    /// A server's watch at one consistent point (the Firebase SDKs' `RemoteEvent`): documents
+    /// and which targets hold them, each target's sync state and token. Only a link whose
+    /// `reportsTargetMembership` is true sends it (instead of `.listenResult`, `.commit` without
+    /// acknowledgement and `.resumeToken`); the client applies it as one change.
+    case watch(WatchEvent)
+    /// The server answered the link's watch again (the SDKs' online state turns online).
+    case reached
+}
+
+/// Responsible for: what one consistent point of a server's watch says: the read version,
+/// the new state of every document it sent (tombstones for deletes), and per target what
+/// changed in its membership and sync state.
+public struct WatchEvent: Sendable {
+    /// One target's change since the previous event.
+    public struct TargetChange: Sendable {
+        public let targetId: Int
+        /// The server has sent everything the target holds at `version`.
+        public let current: Bool
+        /// Keys the server put in the target, and took out of it (not necessarily deleted).
+        public let added: [DocumentKey]
+        public let removed: [DocumentKey]
+        /// The target's newest resume token, if it changed.
+        public let resumeToken: [UInt8]?
+        /// The server's count disagreed with the target's keys: the target is listened to again
+        /// from scratch and is not in sync until it is current again.
+        public let reset: Bool
+        public init(targetId: Int, current: Bool, added: [DocumentKey], removed: [DocumentKey], resumeToken: [UInt8]?, reset: Bool) {
+            self.targetId = targetId
+            self.current = current
+            self.added = added
+            self.removed = removed
+            self.resumeToken = resumeToken
+            self.reset = reset
+        }
+    }
+    public let version: Int64
+    public let documents: [Document]
+    public let targets: [TargetChange]
+    public init(version: Int64, documents: [Document], targets: [TargetChange]) {
+        self.version = version
+        self.documents = documents
+        self.targets = targets
+    }
 }
 
 /// Responsible for: receiving a link's events. Called on the queue given to `connect` / `openLink`.

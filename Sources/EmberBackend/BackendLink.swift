@@ -35,9 +35,22 @@ public protocol BackendLink: AnyObject {
     func fetchCollectionIds(under parent: ResourcePath, completion: @escaping @Sendable (Result<[String], EmberError>) -> Void)
     /// Stops every target; nothing reaches the client after it.
     func disconnect()
+    /// See the extension's defaults (false; nothing to do).
+    var reportsTargetMembership: Bool { get }
+    func setNetworkEnabled(_ enabled: Bool)
 }
 
 extension BackendLink {
+    /// Whether the link reports its targets' membership (`BackendEvent.watch`, a server's
+    /// Listen stream): the client then tracks which documents the server holds in each target
+    /// and resolves the others (limbo documents) with targets of their own. `knownKeys` of
+    /// `listen` are then the keys the server last held in the target.
+    public var reportsTargetMembership: Bool { false }
+
+    /// The client's network switch: a link to a server closes its streams when it is turned
+    /// off and opens them again (sending what is still queued) when it is turned on.
+    public func setNetworkEnabled(_ enabled: Bool) {}
+
     /// Starts watching `query` from scratch (no resume token).
     public func listen(targetId: Int, query: Query, knownKeys: [DocumentKey]) {
         listen(targetId: targetId, query: query, knownKeys: knownKeys, resumeToken: nil)

@@ -83,6 +83,10 @@ final class LocalStore {
     private var nextBatchId: Int64
     /// Batches dropped from memory whose removal from a durable queue could not be stored yet.
     private var unstoredRemovals: [Int64] = []
+    /// Keys a server acknowledged a write to at a version its watch has not sent yet (the
+    /// Firebase SDKs' committed mutations): the local document stays pending until it has.
+    /// In memory only: after a restart the committed document shows as synced.
+    private var awaitingWatch: [DocumentKey: Int64] = [:]
 
     init(persistence: Persistence) {
         self.persistence = persistence
@@ -249,6 +253,12 @@ final class LocalStore {
         }
     }
 
+    /// The committed documents of a server's acknowledgement stay pending until its watch sends
+    /// their version (or a later one): call before `acknowledge` stores them.
+    func awaitWatch(_ docs: [Document], version: Int64) {
+        for d in docs { awaitingWatch[d.key] = max(awaitingWatch[d.key] ?? 0, d.version, version) }
+    }
+
     /// Drops batch `batchId` from memory (the queue in storage is the caller's). Returns the keys
     /// whose local view may change.
     private func forgetBatch(_ batchId: Int64) -> [DocumentKey] {
@@ -279,11 +289,23 @@ final class LocalStore {
     /// recompute, instead of being replayed here and again there.
     /// The cache is a copy of the backend's documents: when it cannot be stored, nothing changes
     /// and the documents are read from the backend again later.
+    ///
+    /// A document a server's acknowledgement left pending (`awaitWatch`) stops being pending at
+    /// its committed version or later; an older version of it is ignored.
     func applyRemote(_ docs: [Document], acknowledging acked: Int64? = nil) -> [DocumentKey] {
         // The backend's table is the cache: its documents are there already (perhaps newer).
         if shared { return recomputeChanged(docs.map { $0.key }, acknowledging: acked) }
         var changed: [DocumentKey] = []
         changed.reserveCapacity(docs.count)
+        var caughtUp: [DocumentKey] = []
+        if !awaitingWatch.isEmpty {
+            for d in docs {
+                if let v = awaitingWatch[d.key], d.version >= v {
+                    awaitingWatch[d.key] = nil
+                    caughtUp.append(d.key)
+                }
+            }
+        }
         do {
             try persistence.runTransaction("apply remote") {
                 changed.removeAll(keepingCapacity: true)
@@ -291,6 +313,10 @@ final class LocalStore {
             }
         } catch {
             return []
+        }
+        for k in caughtUp {
+            if !changed.contains(k) { changed.append(k) }
+            if batchesByKey[k] == nil { recomputeOverlay(k) }
         }
         return recomputeChanged(changed, acknowledging: acked)
     }
@@ -308,6 +334,9 @@ final class LocalStore {
     }
 
     private func recomputeOverlay(_ key: DocumentKey) {
+        if batchesByKey[key] == nil, awaitingWatch[key] != nil, let d = remote.get(key) {
+            return storeOverlay(d.markedPending(), for: key)
+        }
         guard let ids = batchesByKey[key] else {
             if overlays.removeValue(forKey: key) != nil {
                 let parent = ParentKey(of: key)
@@ -390,5 +419,13 @@ final class LocalStore {
             (seen.isEmpty || !seen.contains(d.key)) && query.matchesListed(d, orderBy: order)
         }
         return out
+    }
+}
+
+extension Document {
+    /// This document as a local one with a pending write (the same fields and versions).
+    fileprivate func markedPending() -> Document {
+        exists ? Document(key: key, data: data, version: version, createTime: createTime, updateTime: updateTime, hasLocalMutations: true)
+               : .missing(key, version: version, hasLocalMutations: true)
     }
 }

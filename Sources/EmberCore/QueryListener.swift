@@ -22,7 +22,8 @@ enum OnlineState { case unknown, online, offline }
 
 /// Responsible for: deciding, for one listener, which view snapshots become user events
 /// (docs/semantics.md 9-10, Firebase JS `query_listener.ts`): the first event waits for the backend
-/// unless the cache has documents, the listener reads the cache only, or the client is offline;
+/// unless the cache has documents or an earlier result of the query, the listener reads the cache
+/// only, or the client is offline;
 /// metadata-only changes are raised only with includeMetadataChanges. Worker queue only.
 final class QueryListener {
     let id: Int
@@ -34,12 +35,17 @@ final class QueryListener {
     /// The last view snapshot seen (raised or not).
     var lastSnapshot: ViewSnapshot? { last }
     private var onlineState: OnlineState
+    /// Its target had a result from the backend in the cache: the first snapshot is raised
+    /// from the cache at once, even empty.
+    private let hasCachedResults: Bool
 
-    init(id: Int, options: ListenOptions, token: ListenerToken, onlineState: OnlineState, callback: @escaping (ListenEvent) -> Void) {
+    init(id: Int, options: ListenOptions, token: ListenerToken, onlineState: OnlineState, hasCachedResults: Bool = false,
+         callback: @escaping (ListenEvent) -> Void) {
         self.id = id
         self.options = options
         self.token = token
         self.onlineState = onlineState
+        self.hasCachedResults = hasCachedResults
         self.callback = callback
     }
 
@@ -69,7 +75,7 @@ final class QueryListener {
     private func shouldRaiseInitial(_ snap: ViewSnapshot, _ state: OnlineState) -> Bool {
         if !snap.isFromCache { return true }
         if options.source == .cache { return true }
-        return !snap.documents.isEmpty || state == .offline
+        return !snap.documents.isEmpty || hasCachedResults || state == .offline
     }
 
     private func shouldRaise(_ snap: ViewSnapshot) -> Bool {

@@ -62,8 +62,9 @@ extension SyncEngine {
     /// The last listener of `t` left: its documents become the most recently used, so the
     /// collector removes documents of targets released earlier first.
     func targetReleased(_ t: Target) {
+        // A server's resume token is kept in a memory cache too: listening again resumes.
+        if t.listensToBackend && (local.persistence.isDurable || (tracksMembership && t.resumeToken != nil)) { rememberTarget(t) }
         guard local.persistence.isDurable else { return }
-        if t.listensToBackend { rememberTarget(t) }
         guard collects else { return }
         local.remote.touch(t.view.matchedKeys)
         if docsSinceCollection > 0 { scheduleCollection() }

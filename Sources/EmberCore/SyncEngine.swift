@@ -23,13 +23,29 @@ final class SyncEngine: BackendClient {
     /// The connection when it commits on this thread (the embedded default: see `writeInline`).
     private var inlineLink: BackendConnection?
     private(set) var networkEnabled = true
-    private var onlineState: OnlineState = .online
+    var onlineState: OnlineState = .online
+    /// The link reports its targets' membership (a server's watch): views track the keys the
+    /// server holds, their limbo documents are resolved by document targets, and the online
+    /// state follows the Firebase SDKs' tracker (SyncEngine+Watch.swift).
+    private(set) var tracksMembership = false
+    /// Each key in some view's limbo: its document target (nil while it waits for a slot) and the
+    /// targets holding it in limbo; the keys waiting for a slot, oldest first.
+    var limboResolutions: [DocumentKey: LimboResolution] = [:]
+    var limboByBackendId: [Int: DocumentKey] = [:]
+    var limboQueue: [DocumentKey] = []
+    /// The online state's timer: its generation (a newer state cancels it) and whether it runs.
+    var onlineTimerGeneration = 0
+    var onlineTimerArmed = false
 
     private(set) var targets: [String: Target] = [:]
-    private var targetsByBackendId: [Int: Target] = [:]
+    /// The targets each backend target id serves (several only with a server: queries the
+    /// server watches as one, such as a limit query and its limit-to-last mirror).
+    var targetsByBackendId: [Int: [Target]] = [:]
+    /// With a server: the backend target id of each watched query (`Query.targetCanonicalId`).
+    private var backendIdByWatchKey: [String: Int] = [:]
     private var index = TargetIndex()
     private var listenerTargets: [Int: Target] = [:]
-    private var nextBackendTargetId = 1
+    var nextBackendTargetId = 1
     private var nextListenerId = 1
     private var dirty: [Target] = []
     private var dirtySet = Set<ObjectIdentifier>()
@@ -69,6 +85,9 @@ final class SyncEngine: BackendClient {
         }
         connection = backend.openLink(client: self, queue: worker, clientPersistence: local.persistence)
         if let c = connection as? BackendConnection, c.commitsInline { inlineLink = c }
+        tracksMembership = connection.reportsTargetMembership
+        // The SDKs' tracker starts unknown: a first failure takes it offline at once.
+        if tracksMembership && networkEnabled { onlineState = .unknown }
         sendPendingWrites()
         schedulePeriodicCollection(after: gc.initialDelay)
     }
@@ -226,15 +245,17 @@ final class SyncEngine: BackendClient {
         guard !closed else { return }
         switch event {
         case .listenResult(let targetId, let docs, let resolved, let version):
-            guard let target = targetsByBackendId[targetId] else { return }
+            guard let served = targetsByBackendId[targetId] else { return }
             // A result after a lost connection: the link is through again.
             if onlineState == .offline && networkEnabled { setOnlineState(.online) }
             refresh(local.applyRemote(docs + resolved))
-            target.view.isCurrent = true
-            target.view.readTime = max(target.view.readTime, version)
             noteRemoteDocuments(docs.count + resolved.count)
-            rememberTarget(target)
-            markDirty(target)
+            for target in served {
+                target.view.isCurrent = true
+                target.view.readTime = max(target.view.readTime, version)
+                rememberTarget(target)
+                markDirty(target)
+            }
             emit()
         case .commit(let version, let docs, let ack):
             retryUnstoredAcknowledgements()
@@ -251,47 +272,61 @@ final class SyncEngine: BackendClient {
             if let batchId = ack { completeBatch(batchId, error: nil) }
         case .acknowledged(let batchId, let version, let results):
             // A server acknowledges with write results, not documents: the batch's writes applied
-            // to the cached documents give them, then the acknowledgement goes as above.
+            // to the cached documents give them, then the acknowledgement goes as above. Those a
+            // listener watches stay pending until the watch sends their version (the SDKs do).
             let docs = local.committedDocuments(batchId: batchId, results: results)
+            if tracksMembership { local.awaitWatch(docs.filter { index.touches($0.key) }, version: version) }
             backend(link, didSend: .commit(version: version, documents: docs, ack: batchId))
         case .writeRejected(let batchId, let error):
             refresh(local.removeBatch(batchId))
             emit()
             completeBatch(batchId, error: error)
         case .targetRejected(let targetId, let error):
-            guard let target = targetsByBackendId.removeValue(forKey: targetId) else { return }
-            target.backendId = nil
-            endListeners(of: target, with: error)
+            if limboTargetRejected(targetId) { return }
+            for target in targetsByBackendId[targetId] ?? [] {
+                stopBackendListen(target, unlisten: false)
+                endListeners(of: target, with: error)
+            }
         case .resumeToken(let targetId, let token):
-            guard let target = targetsByBackendId[targetId] else { return }
-            target.resumeToken = token
-            // The first token at once (a server may send it after the result), later ones at most
-            // every `tokenStoreInterval`.
-            if local.persistence.isDurable && (target.storedResumeToken == nil
-                || SyncEngine.monotonicSeconds() - target.tokenStoredAt >= SyncEngine.tokenStoreInterval) {
-                rememberTarget(target)
-            }
+            for target in targetsByBackendId[targetId] ?? [] { noteResumeToken(target, token) }
+        case .watch(let e):
+            applyWatch(e)
+        case .reached:
+            if networkEnabled { setOnlineState(.online) }
         case .connectionLost:
-            // As the Firebase SDKs: listeners see fromCache until their target is current again;
-            // writes stay pending (the link sends them again).
-            guard networkEnabled else { return }
-            if onlineState != .offline { setOnlineState(.offline) }
-            for t in targets.values where t.listensToBackend && t.view.isCurrent {
-                t.view.isCurrent = false
-                markDirty(t)
-            }
-            emit()
+            // Writes stay pending (the link sends them again); listeners see fromCache once the
+            // online state is offline (SyncEngine+Watch.swift).
+            streamFailed()
+        }
+    }
+
+    /// Keeps a target's newest resume token: the first at once (a server may send it after the
+    /// result), later ones at most every `tokenStoreInterval`.
+    func noteResumeToken(_ target: Target, _ token: [UInt8]) {
+        target.resumeToken = token
+        if local.persistence.isDurable && (target.storedResumeToken == nil
+            || SyncEngine.monotonicSeconds() - target.tokenStoredAt >= SyncEngine.tokenStoreInterval) {
+            rememberTarget(target)
+        }
+    }
+
+    /// Every backend target is no longer current: listeners see fromCache until theirs is again.
+    func markTargetsNotCurrent() {
+        for t in targets.values where t.listensToBackend && t.view.isCurrent {
+            t.view.isCurrent = false
+            markDirty(t)
         }
     }
 
     /// Ends every listener of `target` with `error` (their last event) and forgets the target.
-    private func endListeners(of target: Target, with error: EmberError) {
+    func endListeners(of target: Target, with error: EmberError) {
         for l in target.listeners {
             listenerTargets[l.id] = nil
             let token = l.token, cb = l.callback
             events.post { token.deliverFinal { cb(.error(error)) } }
         }
         target.listeners.removeAll()
+        releaseLimbo(of: target)
         targetReleased(target)
         index.remove(target)
         targets[target.key] = nil
@@ -312,7 +347,7 @@ final class SyncEngine: BackendClient {
     // MARK: views
 
     /// Gives every target that may contain `keys` their new local state.
-    private func refresh(_ keys: [DocumentKey], readTime: Int64? = nil) {
+    func refresh(_ keys: [DocumentKey], readTime: Int64? = nil) {
         for key in keys {
             var doc: Document?? = nil
             index.forEach(touching: key) { t in
@@ -326,17 +361,17 @@ final class SyncEngine: BackendClient {
     }
 
     @inline(__always)
-    private func markDirty(_ t: Target) {
+    func markDirty(_ t: Target) {
         if dirtySet.insert(ObjectIdentifier(t)).inserted { dirty.append(t) }
     }
 
     private func fromCache(_ t: Target) -> Bool {
-        !t.listensToBackend || !networkEnabled || !t.view.isCurrent
+        !t.listensToBackend || !networkEnabled || !t.view.isCurrent || !t.limbo.isEmpty
     }
 
     /// Takes a snapshot of every dirty target and raises the events its listeners should see.
     /// `posterStaysBusy`: the caller stores a batch in the file next (`EventThread.post`).
-    private func emit(posterStaysBusy: Bool = false) {
+    func emit(posterStaysBusy: Bool = false) {
         guard !dirty.isEmpty else { return }
         let ts = dirty
         dirty.removeAll(keepingCapacity: true)
@@ -346,6 +381,7 @@ final class SyncEngine: BackendClient {
         // need not wait for.
         var replaced: [ViewSnapshot?] = []
         for t in ts {
+            if tracksMembership && t.listensToBackend { updateLimbo(t) }
             guard let snap = t.view.takeSnapshot(fromCache: fromCache(t)) else { continue }
             replaced.append(t.lastSnapshot)
             t.lastSnapshot = snap
@@ -384,15 +420,22 @@ final class SyncEngine: BackendClient {
             targets[key] = target
             index.add(target)
             target.view.reset(local.execute(query))
-            if target.listensToBackend && local.persistence.isDurable {
+            if target.listensToBackend && (local.persistence.isDurable || tracksMembership) {
                 // The cache still holds what the target had when its token was stored (the
                 // collector forgets tokens when it removes documents): listen from there.
                 target.resumeToken = local.persistence.targetCache.get(key)?.resumeToken
                 target.storedResumeToken = target.resumeToken
+                target.hasCachedResults = target.resumeToken != nil
+                // What the server held then, as near as the cache tells: the matching documents
+                // without local writes.
+                if tracksMembership && target.hasCachedResults {
+                    target.syncedKeys = Set(target.view.window.lazy.filter { !$0.hasLocalMutations }.map { $0.key })
+                }
             }
             isNew = true
         }
-        let listener = QueryListener(id: id, options: options, token: token, onlineState: onlineState, callback: callback)
+        let listener = QueryListener(id: id, options: options, token: token, onlineState: onlineState,
+                                     hasCachedResults: target.hasCachedResults, callback: callback)
         target.listeners.append(listener)
         listenerTargets[id] = target
         if isNew {
@@ -406,18 +449,45 @@ final class SyncEngine: BackendClient {
     }
 
     private func startBackendListen(_ t: Target) {
+        if tracksMembership, let id = backendIdByWatchKey[t.query.targetCanonicalId], let sibling = targetsByBackendId[id]?.first {
+            // The server already watches this query as another (a limit query and its
+            // limit-to-last mirror): the target shares it, and what the server told it so far.
+            t.backendId = id
+            targetsByBackendId[id]!.append(t)
+            t.syncedKeys = sibling.syncedKeys
+            t.resumeToken = sibling.resumeToken ?? t.resumeToken
+            t.view.isCurrent = sibling.view.isCurrent
+            t.view.readTime = max(t.view.readTime, sibling.view.readTime)
+            markDirty(t)
+            emit()
+            return
+        }
         let id = nextBackendTargetId
         nextBackendTargetId += 1
         t.backendId = id
-        targetsByBackendId[id] = t
-        connection.listen(targetId: id, query: t.query, knownKeys: t.view.matchedKeys, resumeToken: t.resumeToken)
+        targetsByBackendId[id] = [t]
+        var known = t.view.matchedKeys
+        if tracksMembership {
+            backendIdByWatchKey[t.query.targetCanonicalId] = id
+            // The keys the server holds in the target: none when it starts from scratch.
+            if t.resumeToken == nil { t.syncedKeys = [] }
+            known = Array(t.syncedKeys)
+            armOnlineTimerIfUnknown()
+        }
+        connection.listen(targetId: id, query: t.query, knownKeys: known, resumeToken: t.resumeToken)
     }
 
-    private func stopBackendListen(_ t: Target) {
+    /// `t` stops listening at the backend; the backend target ends with the last target it
+    /// serves (`unlisten` false: the backend ended it).
+    private func stopBackendListen(_ t: Target, unlisten: Bool = true) {
         guard let id = t.backendId else { return }
         t.backendId = nil
+        var served = targetsByBackendId[id] ?? []
+        served.removeAll { $0 === t }
+        guard served.isEmpty else { targetsByBackendId[id] = served; return }
         targetsByBackendId[id] = nil
-        connection.unlisten(targetId: id)
+        if tracksMembership { backendIdByWatchKey[t.query.targetCanonicalId] = nil }
+        if unlisten { connection.unlisten(targetId: id) }
     }
 
     func removeListener(_ id: Int) {
@@ -425,6 +495,7 @@ final class SyncEngine: BackendClient {
         guard let t = listenerTargets.removeValue(forKey: id) else { return }
         t.listeners.removeAll { $0.id == id }
         if t.listeners.isEmpty {
+            releaseLimbo(of: t)
             targetReleased(t)
             stopBackendListen(t)
             index.remove(t)
@@ -439,7 +510,9 @@ final class SyncEngine: BackendClient {
         worker.assertCurrent()
         guard networkEnabled else { return }
         networkEnabled = false
+        connection.setNetworkEnabled(false)
         setOnlineState(.offline)
+        suspendLimboResolutions()
         for t in targets.values where t.listensToBackend {
             stopBackendListen(t)
             t.view.isCurrent = false
@@ -452,12 +525,16 @@ final class SyncEngine: BackendClient {
         worker.assertCurrent()
         guard !networkEnabled else { return }
         networkEnabled = true
-        setOnlineState(.online)
+        connection.setNetworkEnabled(true)
+        setOnlineState(tracksMembership ? .unknown : .online)
         for t in targets.values where t.listensToBackend { startBackendListen(t) }
+        pumpLimboResolutions()
         sendPendingWrites()
     }
 
-    private func setOnlineState(_ s: OnlineState) {
+    func setOnlineState(_ s: OnlineState) {
+        if s != .unknown { disarmOnlineTimer() }
+        guard s != onlineState else { return }
         onlineState = s
         for t in targets.values {
             for l in t.listeners {

@@ -19,6 +19,14 @@ final class Target {
     /// When the token was last stored (seconds, monotonic): tokens are stored at most every
     /// `SyncEngine.tokenStoreInterval` while listening, and when the target is released.
     var tokenStoredAt: Double = -.infinity
+    /// The cache held a result of this query from the backend when it was listened to (a
+    /// resume token): its first snapshot is raised from the cache even when empty.
+    var hasCachedResults = false
+    /// With a link that reports membership (a server's watch): the keys the server holds in
+    /// the target, and the documents of the view it does not hold (in limbo: each resolved by a
+    /// document target of its own, the view fromCache meanwhile).
+    var syncedKeys = Set<DocumentKey>()
+    var limbo = Set<DocumentKey>()
 
     init(key: String, query: Query, listensToBackend: Bool) {
         self.key = key

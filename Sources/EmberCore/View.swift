@@ -30,6 +30,8 @@ final class View {
 
     var isLimited: Bool { query.limit != nil }
     var matchedKeys: [DocumentKey] { matches.sorted.map { $0.key } }
+    /// The documents the next snapshot holds (the limit applied).
+    var window: DocumentList { matches.window(limit: query.limit, type: query.limitType) }
 
     /// A one-shot read's snapshot of `docs` (the query's local result, every one matching): what
     /// a new view's first snapshot would be, without the bookkeeping a live view keeps for the

@@ -122,13 +122,27 @@ extension Query {
     /// `%XX`), so that Swift's `String ==`, which merges canonically equivalent text ("\u{E9}" and
     /// "e\u{301}"), compares it byte for byte wherever it is a key.
     public var canonicalId: String {
+        canonical(orderBy: explicitOrderBy, limit: limit.map { "\(limitType == .first ? "f" : "l")\($0)" }, start: startAt, end: endAt)
+    }
+
+    /// The identity of what a server watches for this query (the Firebase SDKs' target): the
+    /// normalized order, and a limit-to-last query as the server runs it (the order reversed,
+    /// the cursors swapped, the limit from the start), so that a limit query and its
+    /// limit-to-last mirror have the same id.
+    public var targetCanonicalId: String {
+        let last = limit != nil && limitType == .last
+        let order = normalizedOrderBy.map { OrderBy(field: $0.field, descending: $0.descending != last) }
+        return canonical(orderBy: order, limit: limit.map { "f\($0)" }, start: last ? endAt : startAt, end: last ? startAt : endAt)
+    }
+
+    private func canonical(orderBy: [OrderBy], limit: String?, start: Bound?, end: Bound?) -> String {
         func path(_ p: ResourcePath) -> String { p.segments.map(lengthPrefixedUTF8).joined(separator: "/") }
         var s = collectionGroup.map { "cg:\(path(self.path))/" + lengthPrefixedUTF8($0) } ?? path(self.path)
         s += "|f:" + filters.map(Query.canonical).joined(separator: ",")
-        s += "|ob:" + explicitOrderBy.map { "\(Query.canonical($0.field))\($0.descending ? "-" : "+")" }.joined(separator: ",")
-        if let l = limit { s += "|l:\(limitType == .first ? "f" : "l")\(l)" }
-        if let b = startAt { s += "|s:\(b.inclusive ? "i" : "e")" + b.values.map { $0.canonicalString }.joined(separator: ",") }
-        if let b = endAt { s += "|e:\(b.inclusive ? "i" : "e")" + b.values.map { $0.canonicalString }.joined(separator: ",") }
+        s += "|ob:" + orderBy.map { "\(Query.canonical($0.field))\($0.descending ? "-" : "+")" }.joined(separator: ",")
+        if let l = limit { s += "|l:" + l }
+        if let b = start { s += "|s:\(b.inclusive ? "i" : "e")" + b.values.map { $0.canonicalString }.joined(separator: ",") }
+        if let b = end { s += "|e:\(b.inclusive ? "i" : "e")" + b.values.map { $0.canonicalString }.joined(separator: ",") }
         return asciiEscapedUTF8(s)
     }
 

@@ -30,7 +30,7 @@ final class RemoteLink: BackendLink {
         self.deliveryQueue = deliveryQueue
         self.calls = RemoteCalls(client: endpoint.firestore, database: endpoint.remoteDatabase)
         let send: (BackendEvent) -> Void = { [weak self] e in self?.send(e) }
-        watch = WatchStream(queue: queue, client: endpoint.firestore, calls: calls, database: endpoint.remoteDatabase, stats: endpoint.stats,
+        watch = WatchStream(queue: queue, client: endpoint.firestore, database: endpoint.remoteDatabase, stats: endpoint.stats,
                             log: endpoint.connectionLog, deliver: send)
         writes = WriteStream(queue: queue, client: endpoint.firestore, database: endpoint.remoteDatabase, log: endpoint.connectionLog, deliver: send)
     }
@@ -98,6 +98,15 @@ final class RemoteLink: BackendLink {
     func fetchCollectionIds(under parent: ResourcePath, completion: @escaping @Sendable (Result<[String], EmberError>) -> Void) {
         let calls = self.calls
         reply(completion) { try await calls.collectionIds(under: parent) }
+    }
+
+    var reportsTargetMembership: Bool { true }
+
+    func setNetworkEnabled(_ enabled: Bool) {
+        queue.asyncConfined { [self] in
+            watch.setEnabled(enabled)
+            writes.setEnabled(enabled)
+        }
     }
 
     func disconnect() {

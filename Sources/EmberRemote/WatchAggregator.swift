@@ -1,3 +1,4 @@
+import EmberBackend
 import EmberFirestoreProto
 import EmberModel
 import EmberWire
@@ -5,59 +6,71 @@ import Foundation
 
 typealias ListenResponse = Google_Firestore_V1_ListenResponse
 
-/// Responsible for: the Listen stream's meaning, without the stream (Firebase's
-/// `WatchChangeAggregator`): per target, the documents received before it is CURRENT, the keys
-/// the server says are in it, and its last resume token; between two consistent points, the
-/// changes to documents of targets already delivered. At each global NO_CHANGE with a read time
-/// (every target consistent at it) it hands over a `WatchSnapshot`: each newly current target's
-/// result, and what changed elsewhere. RESET and an existence filter whose count differs from
-/// the keys held send a target back to its initial phase; a REMOVE with a cause ends it.
+/// Responsible for: the Listen stream's meaning, without the stream (the Firebase SDKs'
+/// `WatchChangeAggregator`): per target, the keys the server holds in it as of the last event
+/// handed over (its remote keys, kept across streams), the requests it has not acknowledged
+/// (messages for a target are ignored until it has acknowledged them all), whether it is current,
+/// its resume token, and what changed since the last event; and the documents received. At each
+/// global NO_CHANGE with a read time it hands over a `WatchEvent`: every document received, and
+/// per target its added and removed keys and sync state. A current document target that does
+/// not hold its document gets a tombstone (the document does not exist). An existence filter
+/// that disagrees with a query target's keys resets it (its keys leave it, it is not current,
+/// its token is dropped) and asks for it to be listened to again after the event
+/// (`takeRelisten`); a document target counted 0 gets a tombstone. A REMOVE with a cause ends a
+/// target (`takeRejected`).
 ///
 ///     agg.add(1, query: q, knownKeys: [])
-///     if let s = try agg.handle(response) { /* deliver s */ }
+///     agg.sent(1)                                   // the add request went out
+///     if let e = try agg.handle(response) { /* deliver e */ }
 final class WatchAggregator {
     /// What one target has been told.
     final class TargetState {
         let query: Query
-        /// Keys the client's view held (or that were in the target before a reset): those not in
-        /// the first result must be looked up, they may have left the target while unwatched.
-        var knownKeys: Set<DocumentKey>
+        /// The keys the server holds in the target, as of the last event handed over.
+        var remoteKeys: Set<DocumentKey>
+        /// Add and remove requests sent and not acknowledged (ADD, REMOVE) by the server.
+        var pending = 0
         var current = false
-        var delivered = false
-        /// Delivered, then resumed on a new stream with its token: when it is current again the
-        /// client hears it (its listeners stop being fromCache), with no result resent.
-        var resumed = false
-        var initial: [DocumentKey: Document] = [:]
-        var keys = Set<DocumentKey>()
+        /// The newest token received, and the one of the last event handed over (what a new
+        /// stream resumes from: a newer one may cover changes that were never handed over).
         var resumeToken: Data?
-        /// The token last handed to the client (it stores it with its cache).
-        var reportedToken: Data?
+        var deliveredToken: Data?
+        var added = Set<DocumentKey>()
+        var removed = Set<DocumentKey>()
+        var hasChanges = false
+        var tokenChanged = false
+        /// Reset by an existence filter mismatch since the last event.
+        var mismatched = false
 
-        init(query: Query, knownKeys: Set<DocumentKey>) {
+        init(query: Query, remoteKeys: Set<DocumentKey>, resumeToken: Data?) {
             self.query = query
-            self.knownKeys = knownKeys
+            self.remoteKeys = remoteKeys
+            self.resumeToken = resumeToken
+            self.deliveredToken = resumeToken
         }
 
-        /// Back to the initial phase: what it held is known, not current.
-        func reset() {
-            knownKeys.formUnion(keys)
-            knownKeys.formUnion(initial.keys)
-            keys = []
-            initial = [:]
-            current = false
-            delivered = false
-            resumed = false
+        func clearChanges() {
+            added = []
+            removed = []
+            hasChanges = false
+            tokenChanged = false
+            mismatched = false
+        }
+
+        func updateToken(_ token: Data) {
+            guard !token.isEmpty else { return }
+            resumeToken = token
+            tokenChanged = true
+            hasChanges = true
         }
     }
 
     private(set) var targets: [Int32: TargetState] = [:]
-    /// Changes to documents of delivered targets since the last consistent point (nil: deleted).
-    private var changed: [DocumentKey: Document?] = [:]
-    private var changedOrder: [DocumentKey] = []
-    /// Documents that left a delivered target without their new state (DocumentRemove).
-    private var refetch = Set<DocumentKey>()
-    /// Targets to listen to again from scratch (existence filter mismatch), and targets the
-    /// server removed with an error, since the last call to `takeRequests`.
+    /// Documents received since the last event (tombstones of version 0 take the event's).
+    private var documents: [DocumentKey: Document] = [:]
+    private var documentOrder: [DocumentKey] = []
+    /// Targets reset by a mismatch, listened to again once the event that reset them is out.
+    private var resets: [Int32] = []
     private(set) var relisten: [Int32] = []
     private(set) var rejected: [(Int32, EmberError)] = []
 
@@ -67,201 +80,204 @@ final class WatchAggregator {
     let codec: WireCodec
     init(codec: WireCodec) { self.codec = codec }
 
-    /// With a `resumeToken` the client stored along with the documents `knownKeys` names, the
-    /// target starts as one resumed on a new stream: delivered, holding those keys.
+    /// `knownKeys`: the keys the server held in the target when the client last heard of it (none
+    /// for a target new to the server); `resumeToken`: the token that goes with them.
     func add(_ id: Int32, query: Query, knownKeys: [DocumentKey], resumeToken: Data? = nil) {
-        let t = TargetState(query: query, knownKeys: Set(knownKeys))
-        if let resumeToken {
-            t.keys = t.knownKeys
-            t.knownKeys = []
-            t.delivered = true
-            t.resumed = true
-            t.resumeToken = resumeToken
-            t.reportedToken = resumeToken
-        }
-        targets[id] = t
+        targets[id] = TargetState(query: query, remoteKeys: Set(knownKeys), resumeToken: resumeToken)
     }
 
     func remove(_ id: Int32) { targets[id] = nil }
 
-    /// The stream restarted. A delivered target with a resume token is resumed: it stays
-    /// delivered with the keys it holds, and what the server sends for it (the documents changed
-    /// since the token, then an existence filter with its size) arrives as ordinary changes; a
-    /// count that differs (a delete missed while away) restarts it from scratch. Any other target
-    /// starts again (its keys become known keys to resolve).
+    /// An add or remove request for `id` went out: the target is inactive until it is acknowledged.
+    func sent(_ id: Int32) { targets[id]?.pending += 1 }
+
+    /// The stream restarted: no request is outstanding, no target current, nothing received
+    /// kept. Remote keys and the tokens of events handed over stay (a target resumes from them).
     func resetAll() {
         for t in targets.values {
-            if t.delivered && t.resumeToken != nil {
-                t.current = false
-                t.resumed = true
-            } else {
-                t.reset()
-            }
+            t.pending = 0
+            t.current = false
+            t.resumeToken = t.deliveredToken
+            t.clearChanges()
         }
-        changed = [:]
-        changedOrder = []
-        refetch = []
+        documents = [:]
+        documentOrder = []
+        resets = []
     }
 
     func takeRelisten() -> [Int32] { defer { relisten = [] }; return relisten }
     func takeRejected() -> [(Int32, EmberError)] { defer { rejected = [] }; return rejected }
 
+    private func active(_ id: Int32) -> TargetState? {
+        guard let t = targets[id], t.pending == 0 else { return nil }
+        return t
+    }
+
     // MARK: messages
 
-    /// Takes one message; returns a snapshot at each global consistent point that has news.
-    func handle(_ r: ListenResponse) throws -> WatchSnapshot? {
+    /// Takes one message; returns an event at each global consistent point.
+    func handle(_ r: ListenResponse) throws -> WatchEvent? {
         switch r.responseType {
         case .targetChange(let tc)?:
             return try targetChange(tc)
         case .documentChange(let dc)?:
             documentsReceived += 1
             let doc = try codec.document(dc.document)
-            var forDelivered = false
-            for id in dc.targetIds {
-                guard let t = targets[id] else { continue }
-                t.keys.insert(doc.key)
-                if t.delivered { forDelivered = true } else { t.initial[doc.key] = doc }
+            var touched = false
+            for id in dc.targetIds where active(id) != nil {
+                addKey(doc.key, to: id)
+                touched = true
             }
-            for id in dc.removedTargetIds {
-                guard let t = targets[id] else { continue }
-                t.keys.remove(doc.key)
-                if t.delivered { forDelivered = true } else { t.initial[doc.key] = nil }
+            for id in dc.removedTargetIds where active(id) != nil {
+                removeKey(doc.key, from: id)
+                touched = true
             }
-            if forDelivered { note(doc.key, doc) }
+            if touched { note(doc) }
         case .documentDelete(let dd)?:
             let key = try codec.key(dd.document)
-            if left(key, dd.removedTargetIds) { note(key, nil) }
+            let version = dd.hasReadTime ? WireCodec.micros(dd.readTime) : 0
+            var touched = false
+            for id in dd.removedTargetIds where active(id) != nil {
+                removeKey(key, from: id)
+                touched = true
+            }
+            if touched { note(Document.missing(key, version: version)) }
         case .documentRemove(let dr)?:
             let key = try codec.key(dr.document)
-            if left(key, dr.removedTargetIds) { refetch.insert(key) }
+            for id in dr.removedTargetIds where active(id) != nil { removeKey(key, from: id) }
         case .filter(let f)?:
-            // A count that differs from the documents held means a removal was missed (a resume
-            // after a delete): the target starts again from scratch. (A target not delivered was
-            // added without a token: the documents it holds are those received.)
-            if let t = targets[f.targetID], Int(f.count) != (t.delivered ? t.keys.count : t.initial.count) {
-                t.reset()
-                t.resumeToken = nil
-                relisten.append(f.targetID)
-            }
+            filter(f)
         case nil:
             break
         }
         return nil
     }
 
-    /// A document left the targets `ids`; true when one of them was delivered.
-    private func left(_ key: DocumentKey, _ ids: [Int32]) -> Bool {
-        var forDelivered = false
-        for id in ids {
-            guard let t = targets[id] else { continue }
-            t.keys.remove(key)
-            if t.delivered { forDelivered = true } else { t.initial[key] = nil }
+    private func addKey(_ key: DocumentKey, to id: Int32) {
+        let t = targets[id]!
+        t.removed.remove(key)
+        if !t.remoteKeys.contains(key) { t.added.insert(key) }
+        t.hasChanges = true
+    }
+
+    private func removeKey(_ key: DocumentKey, from id: Int32) {
+        let t = targets[id]!
+        t.added.remove(key)
+        if t.remoteKeys.contains(key) { t.removed.insert(key) }
+        t.hasChanges = true
+    }
+
+    private func note(_ doc: Document) {
+        if documents.updateValue(doc, forKey: doc.key) == nil { documentOrder.append(doc.key) }
+    }
+
+    private func filter(_ f: Google_Firestore_V1_ExistenceFilter) {
+        guard let t = active(f.targetID) else { return }
+        if let key = t.query.documentKey {
+            // A document target counted 0: the document does not exist.
+            if f.count == 0 {
+                removeKey(key, from: f.targetID)
+                note(Document.missing(key, version: 0))
+            }
+            return
         }
-        return forDelivered
+        let count = t.remoteKeys.count + t.added.count - t.removed.count
+        guard Int(f.count) != count else { return }
+        // A removal was missed (a delete while away, a document that left the query): the
+        // target starts again, and what it held is in limbo until the new result settles it.
+        t.current = false
+        t.resumeToken = nil
+        t.deliveredToken = nil
+        t.clearChanges()
+        for key in t.remoteKeys { removeKey(key, from: f.targetID) }
+        t.mismatched = true
+        t.hasChanges = true
+        resets.append(f.targetID)
     }
 
-    private func note(_ key: DocumentKey, _ doc: Document?) {
-        if changed.updateValue(doc, forKey: key) == nil { changedOrder.append(key) }
-    }
-
-    private func targetChange(_ tc: Google_Firestore_V1_TargetChange) throws -> WatchSnapshot? {
+    private func targetChange(_ tc: Google_Firestore_V1_TargetChange) throws -> WatchEvent? {
         let ids = tc.targetIds
         switch tc.targetChangeType {
         case .noChange:
-            if !tc.resumeToken.isEmpty {
-                for t in (ids.isEmpty ? Array(targets.values) : ids.compactMap { targets[$0] }) where t.current {
-                    t.resumeToken = tc.resumeToken
-                }
+            for id in ids.isEmpty ? Array(targets.keys) : ids {
+                active(id)?.updateToken(tc.resumeToken)
             }
-            if ids.isEmpty && tc.hasReadTime { return consistentPoint(WireCodec.micros(tc.readTime)) }
-        case .current:
+            if ids.isEmpty && tc.hasReadTime { return event(WireCodec.micros(tc.readTime)) }
+        case .add:
             for id in ids {
                 guard let t = targets[id] else { continue }
+                t.pending = max(0, t.pending - 1)
+                if t.pending == 0 { t.clearChanges() }
+                t.updateToken(tc.resumeToken)
+            }
+        case .current:
+            for id in ids {
+                guard let t = active(id) else { continue }
                 t.current = true
-                if !tc.resumeToken.isEmpty { t.resumeToken = tc.resumeToken }
+                t.hasChanges = true
+                t.updateToken(tc.resumeToken)
             }
         case .reset:
-            for id in ids { targets[id]?.reset() }
+            for id in ids {
+                guard let t = active(id) else { continue }
+                // Everything it held leaves it; the server sends again what is still in it.
+                t.current = false
+                t.clearChanges()
+                for key in t.remoteKeys { removeKey(key, from: id) }
+                t.hasChanges = true
+                t.updateToken(tc.resumeToken)
+            }
         case .remove:
             if tc.hasCause && tc.cause.code != 0 {
                 let code = ErrorCode(rawValue: tc.cause.code) ?? .unknown
                 for id in ids where targets.removeValue(forKey: id) != nil {
                     rejected.append((id, EmberError(code, tc.cause.message)))
                 }
+            } else {
+                for id in ids {
+                    guard let t = targets[id] else { continue }
+                    t.pending = max(0, t.pending - 1)
+                }
             }
-        case .add, .UNRECOGNIZED:
+        case .UNRECOGNIZED:
             break
         }
         return nil
     }
 
-    /// Everything up to here is consistent at `version`: the newly current targets' results and
-    /// the changes to delivered ones.
-    private func consistentPoint(_ version: Int64) -> WatchSnapshot? {
-        var results: [WatchSnapshot.TargetResult] = []
-        for (id, t) in targets where t.current && !t.delivered {
-            var docs = Array(t.initial.values)
-            var resolve: [DocumentKey] = []
-            if let key = t.query.documentKey {
-                // A documents target's result is authoritative for its one key: missing is a tombstone.
-                if docs.isEmpty { docs = [Document.missing(key, version: version)] }
-            } else {
-                resolve = t.knownKeys.filter { t.initial[$0] == nil }
+    /// Everything up to here is consistent at `version`.
+    private func event(_ version: Int64) -> WatchEvent? {
+        var changes: [WatchEvent.TargetChange] = []
+        for (id, t) in targets.sorted(by: { $0.key < $1.key }) where t.pending == 0 {
+            if t.current, let key = t.query.documentKey, !t.remoteKeys.contains(key), !t.added.contains(key),
+               documents[key] == nil {
+                // A document target's result is authoritative for its one key: not sent is missing.
+                removeKey(key, from: id)
+                note(Document.missing(key, version: version))
             }
-            t.keys = Set(t.initial.keys)
-            t.initial = [:]
-            t.knownKeys = []
-            t.delivered = true
-            results.append(.init(targetId: Int(id), documents: docs, resolve: resolve))
+            guard t.hasChanges else { continue }
+            if t.mismatched {
+                // Listened to again from scratch: no token it received since counts.
+                t.resumeToken = nil
+                t.tokenChanged = false
+            }
+            changes.append(WatchEvent.TargetChange(
+                targetId: Int(id), current: t.current && !t.mismatched, added: Array(t.added), removed: Array(t.removed),
+                resumeToken: t.tokenChanged ? t.resumeToken.map { [UInt8]($0) } : nil, reset: t.mismatched))
+            t.remoteKeys.formUnion(t.added)
+            t.remoteKeys.subtract(t.removed)
+            t.deliveredToken = t.resumeToken
+            t.clearChanges()
         }
-        var recovered: [Int] = []
-        for (id, t) in targets where t.current && t.resumed {
-            t.resumed = false
-            recovered.append(Int(id))
+        let docs = documentOrder.map { key -> Document in
+            let d = documents[key]!
+            return !d.exists && d.version == 0 ? Document.missing(key, version: version) : d
         }
-        let docs = changedOrder.map { key in changed[key]! ?? Document.missing(key, version: version) }
-        let again = Array(refetch)
-        changed = [:]
-        changedOrder = []
-        refetch = []
-        // New tokens go with the news; a quiet consistent point carries only a target's first
-        // token (a server may send it after the consistent point that delivered the result:
-        // the emulator does, at times), not newer ones (they need no storing).
-        let fresh = targets.filter { _, t in t.current && t.delivered && t.resumeToken != nil && t.resumeToken != t.reportedToken }
-        let quiet = results.isEmpty && docs.isEmpty && again.isEmpty && recovered.isEmpty
-        if quiet && !fresh.values.contains(where: { $0.reportedToken == nil }) { return nil }
-        var tokens: [(Int, Data)] = []
-        for (id, t) in fresh {
-            t.reportedToken = t.resumeToken
-            tokens.append((Int(id), t.resumeToken!))
-        }
-        return WatchSnapshot(version: version, changed: docs, refetch: again, results: results, recovered: recovered.sorted(),
-                             tokens: tokens.sorted { $0.0 < $1.0 })
-    }
-}
-
-/// Responsible for: what the Listen stream says at one consistent point: each newly current
-/// target's result (with the known keys to look up because they are not in it), the documents
-/// that changed in targets already delivered, those that left one without their new state, and
-/// the resumed targets current again.
-struct WatchSnapshot {
-    struct TargetResult {
-        let targetId: Int
-        let documents: [Document]
-        let resolve: [DocumentKey]
-    }
-    let version: Int64
-    let changed: [Document]
-    let refetch: [DocumentKey]
-    let results: [TargetResult]
-    /// Targets resumed with their token after a new stream that are current again.
-    var recovered: [Int] = []
-    /// Current targets' resume tokens that changed since the last snapshot.
-    var tokens: [(Int, Data)] = []
-
-    /// Every key whose current state must be fetched before the snapshot can be delivered.
-    var keysToFetch: [DocumentKey] {
-        var seen = Set<DocumentKey>()
-        return (refetch + results.flatMap { $0.resolve }).filter { seen.insert($0).inserted }
+        documents = [:]
+        documentOrder = []
+        relisten += resets
+        resets = []
+        if changes.isEmpty && docs.isEmpty { return nil }
+        return WatchEvent(version: version, documents: docs, targets: changes)
     }
 }

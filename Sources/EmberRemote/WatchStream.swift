@@ -11,23 +11,19 @@ typealias ListenRequest = Google_Firestore_V1_ListenRequest
 
 /// Responsible for: a link's Listen stream: one stream for every target, opened with the first
 /// target, each target added with its query (or its document) and removed by id; the
-/// `WatchAggregator` reads the messages, and each consistent snapshot it hands over becomes the
-/// core's events in order: first the documents that changed (`.commit` without acknowledgement),
-/// then each newly current target's `.listenResult`. A snapshot whose targets held documents not
-/// in their result, or whose documents left a target without their new state, waits for one
-/// BatchGetDocuments of those keys (later snapshots wait behind it). When the stream fails it is
-/// opened again after a backoff (a stream the server never answered is told to the
-/// `ConnectionLog`): a target already delivered is resumed with its last resume token (the
-/// server sends only what changed since), any other is added again from scratch; the core hears
-/// `.connectionLost` first (its listeners turn fromCache). A target the server removes with an
-/// error becomes `.targetRejected` (its listeners end with the error). State lives on the link's
-/// queue.
+/// `WatchAggregator` reads the messages, and each consistent event it hands over goes to the
+/// core as `.watch`, in order. The first message of each stream tells the core the server is
+/// reached (`.reached`). When the stream fails it is opened again after a backoff (a stream the
+/// server never answered is told to the `ConnectionLog`) and every target is added again, with
+/// the resume token of the last event handed over (the server sends only what changed since);
+/// the core hears `.connectionLost` first. A target the server removes with an error becomes
+/// `.targetRejected`. With the network switched off the stream is closed (the client's side
+/// first) and nothing opens it until it is switched on. State lives on the link's queue.
 ///
-///     watch.add(1, query: q, knownKeys: [])      // -> .listenResult, then .commit events
+///     watch.add(1, query: q, knownKeys: [])      // -> .watch events
 final class WatchStream {
     private let queue: DispatchQueue
     private let client: FirestoreClient
-    private let calls: RemoteCalls
     private let database: RemoteDatabase
     private let deliver: (BackendEvent) -> Void
     private let stats: RemoteStats
@@ -42,23 +38,15 @@ final class WatchStream {
     private var restartScheduled = false
     private var closed = false
 
-    /// Snapshots in order; one waiting for its lookup holds back those behind it.
-    private final class Outgoing {
-        let snapshot: WatchSnapshot
-        var fetched: [DocumentKey: Document]?
-        /// Events that came after this snapshot, delivered right after it.
-        var after: [BackendEvent] = []
-        init(_ s: WatchSnapshot) { snapshot = s }
-    }
-    private var outbox: [Outgoing] = []
+    /// Off while the client's network is switched off.
+    private var enabled = true
 
-    init(queue: DispatchQueue, client: FirestoreClient, calls: RemoteCalls, database: RemoteDatabase, stats: RemoteStats,
+    init(queue: DispatchQueue, client: FirestoreClient, database: RemoteDatabase, stats: RemoteStats,
          log: ConnectionLog, deliver: @escaping (BackendEvent) -> Void) {
         self.queue = queue
         self.stats = stats
         self.log = log
         self.client = client
-        self.calls = calls
         self.database = database
         self.deliver = deliver
         self.aggregator = WatchAggregator(codec: database.codec)
@@ -69,16 +57,25 @@ final class WatchStream {
     func add(_ id: Int32, query: Query, knownKeys: [DocumentKey], resumeToken: Data? = nil) {
         guard !closed else { return }
         aggregator.add(id, query: query, knownKeys: knownKeys, resumeToken: resumeToken)
-        if sink == nil { open() } else { sink!.yield(addRequest(id)) }
+        if sink == nil { open() } else { send(addRequest(id), for: id) }
     }
 
     func remove(_ id: Int32) {
         guard aggregator.targets[id] != nil else { return }
         aggregator.remove(id)
-        var req = ListenRequest()
-        req.database = database.name
-        req.removeTarget = id
-        sink?.yield(req)
+        sink?.yield(removeRequest(id))
+    }
+
+    /// Switches the network: off closes the stream (the client's side first: the server sees
+    /// its end), on opens it again for the targets added since.
+    func setEnabled(_ on: Bool) {
+        guard on != enabled else { return }
+        enabled = on
+        if on { return open() }
+        generation += 1
+        sink?.finish()
+        sink = nil
+        aggregator.resetAll()
     }
 
     func close() {
@@ -89,11 +86,25 @@ final class WatchStream {
 
     // MARK: requests
 
+    /// Yields `request` (an add or a remove of `id`): the target waits for its acknowledgement.
+    private func send(_ request: ListenRequest, for id: Int32) {
+        guard let sink else { return }
+        aggregator.sent(id)
+        sink.yield(request)
+    }
+
+    private func removeRequest(_ id: Int32) -> ListenRequest {
+        var req = ListenRequest()
+        req.database = database.name
+        req.removeTarget = id
+        return req
+    }
+
     private func addRequest(_ id: Int32) -> ListenRequest {
         let t = aggregator.targets[id]!
         var target = Google_Firestore_V1_Target()
         target.targetID = id
-        if t.delivered, let token = t.resumeToken { target.resumeToken = token }
+        if let token = t.deliveredToken { target.resumeToken = token }
         if let key = t.query.documentKey {
             target.documents.documents = [database.codec.name(of: key)]
         } else {
@@ -110,13 +121,13 @@ final class WatchStream {
     // MARK: the stream (on queue)
 
     private func open() {
-        guard !closed, sink == nil, !aggregator.targets.isEmpty else { return }
+        guard !closed, enabled, sink == nil, !aggregator.targets.isEmpty else { return }
         generation += 1
         let gen = generation
         answered = false
         let (requests, sink) = AsyncStream.makeStream(of: ListenRequest.self)
         self.sink = sink
-        for id in aggregator.targets.keys.sorted() { sink.yield(addRequest(id)) }
+        for id in aggregator.targets.keys.sorted() { send(addRequest(id), for: id) }
         let client = self.client
         let queue = self.queue
         let database = self.database
@@ -144,30 +155,29 @@ final class WatchStream {
         if !answered {
             answered = true
             log.reached()
+            deliver(.reached)
         }
         let before = aggregator.documentsReceived
         defer { stats.addDocumentsReceived(aggregator.documentsReceived - before) }
         do {
-            if let s = try aggregator.handle(r) {
-                // A consistent snapshot, not only an answer, ends the backoff: a server that keeps
+            if let e = try aggregator.handle(r) {
+                // A consistent event, not only an answer, ends the backoff: a server that keeps
                 // sending what the client refuses is retried ever more slowly, not in a loop.
                 backoff.reset()
-                enqueue(s)
+                for c in e.targets where c.resumeToken != nil { stats.addResumeTokenDelivered() }
+                deliver(.watch(e))
             }
         } catch {
             // A message the client cannot read (a server bug): start over on a new stream.
             sink?.finish()
             return
         }
-        for id in aggregator.takeRelisten() {
-            var remove = ListenRequest()
-            remove.database = database.name
-            remove.removeTarget = id
-            sink?.yield(remove)
-            sink?.yield(addRequest(id))
+        for id in aggregator.takeRelisten() where aggregator.targets[id] != nil {
+            send(removeRequest(id), for: id)
+            send(addRequest(id), for: id)
         }
         for (id, error) in aggregator.takeRejected() {
-            deliverInOrder(.targetRejected(targetId: Int(id), error: error))
+            deliver(.targetRejected(targetId: Int(id), error: error))
         }
     }
 
@@ -178,7 +188,7 @@ final class WatchStream {
         guard !closed else { return }
         aggregator.resetAll()
         guard !aggregator.targets.isEmpty else { return }
-        deliverInOrder(.connectionLost)
+        deliver(.connectionLost)
         guard !restartScheduled else { return }
         restartScheduled = true
         let delay = backoff.next()
@@ -186,56 +196,6 @@ final class WatchStream {
         queue.asyncAfterConfined(deadline: .now() + delay) { [self] in
             restartScheduled = false
             open()
-        }
-    }
-
-    // MARK: delivery (on queue)
-
-    private func enqueue(_ s: WatchSnapshot) {
-        let o = Outgoing(s)
-        outbox.append(o)
-        let keys = s.keysToFetch
-        if keys.isEmpty {
-            o.fetched = [:]
-            return drain()
-        }
-        let calls = self.calls, queue = self.queue
-        let waiting = QueueBound((stream: self, outgoing: o), on: queue)
-        Task {
-            let got = try? await calls.batchGet(keys)
-            queue.async {
-                var byKey: [DocumentKey: Document] = [:]
-                for d in got?.documents ?? [] { byKey[d.key] = d }
-                waiting.value.outgoing.fetched = byKey
-                waiting.value.stream.drain()
-            }
-        }
-    }
-
-    /// Delivers `e` after the snapshots still waiting for their lookups.
-    private func deliverInOrder(_ e: BackendEvent) {
-        if let last = outbox.last { last.after.append(e) } else { deliver(e) }
-    }
-
-    private func drain() {
-        while let o = outbox.first, let fetched = o.fetched {
-            outbox.removeFirst()
-            let s = o.snapshot
-            let changed = s.changed + s.refetch.compactMap { fetched[$0] }
-            if !changed.isEmpty { deliver(.commit(version: s.version, documents: changed, ack: nil)) }
-            for r in s.results {
-                deliver(.listenResult(targetId: r.targetId, documents: r.documents,
-                                      resolved: r.resolve.compactMap { fetched[$0] }, version: s.version))
-            }
-            // A resumed target current again: an empty result (its changes came above).
-            for id in s.recovered {
-                deliver(.listenResult(targetId: id, documents: [], resolved: [], version: s.version))
-            }
-            for (id, token) in s.tokens {
-                deliver(.resumeToken(targetId: id, token: [UInt8](token)))
-                stats.addResumeTokenDelivered()
-            }
-            o.after.forEach(deliver)
         }
     }
 }

@@ -18,7 +18,8 @@ typealias WriteResponse = Google_Firestore_V1_WriteResponse
 /// permanent error (Firebase's list, ABORTED aside) rejects the oldest batch (`.writeRejected`),
 /// any other keeps it; the stream is then opened again (after a backoff) and the batches still
 /// queued are sent again, in order (a stream the server never answered is told to the
-/// `ConnectionLog`). State lives on the link's queue.
+/// `ConnectionLog`). With the network switched off the stream ends with an empty request and
+/// the batches wait. State lives on the link's queue.
 ///
 ///     writes.enqueue(batch)      // -> .acknowledged / .writeRejected, in order
 final class WriteStream {
@@ -38,6 +39,8 @@ final class WriteStream {
     private var backoff = Backoff()
     private var restartScheduled = false
     private var closed = false
+    /// Off while the client's network is switched off.
+    private var enabled = true
 
     init(queue: DispatchQueue, client: FirestoreClient, database: RemoteDatabase, log: ConnectionLog,
          deliver: @escaping (BackendEvent) -> Void) {
@@ -55,6 +58,24 @@ final class WriteStream {
         if sink == nil { open() } else if handshakeDone { sendQueued() }
     }
 
+    /// Switches the network: off ends the stream as the SDKs do (an empty request, then the
+    /// client's end), keeping the batches not acknowledged; on opens it and sends them again.
+    func setEnabled(_ on: Bool) {
+        guard on != enabled else { return }
+        enabled = on
+        if on { return open() }
+        if let sink, handshakeDone {
+            var bye = WriteRequest()
+            bye.streamToken = token
+            sink.yield(bye)
+        }
+        generation += 1
+        sink?.finish()
+        sink = nil
+        handshakeDone = false
+        sent = 0
+    }
+
     func close() {
         closed = true
         sink?.finish()
@@ -64,7 +85,7 @@ final class WriteStream {
     // MARK: the stream (on queue)
 
     private func open() {
-        guard !closed, sink == nil, !queued.isEmpty else { return }
+        guard !closed, enabled, sink == nil, !queued.isEmpty else { return }
         generation += 1
         let gen = generation
         handshakeDone = false

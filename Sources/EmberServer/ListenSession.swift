@@ -296,7 +296,7 @@ final class ListenSession: BackendClient {
         case .commit(let version, let documents, _):
             lastVersion = max(lastVersion, version)
             applyCommit(version: version, documents: documents)
-        case .writeRejected, .acknowledged, .targetRejected, .connectionLost, .resumeToken:
+        case .writeRejected, .acknowledged, .targetRejected, .connectionLost, .resumeToken, .watch, .reached:
             break
         }
     }

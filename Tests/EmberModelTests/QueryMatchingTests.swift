@@ -284,6 +284,18 @@ final class QueryMatchingTests: XCTestCase {
         XCTAssertEqual(Set(ids).count, ids.count, ids.joined(separator: "\n"))
     }
 
+    /// A limit-to-last query is watched as its mirror: the limit query in the reverse order with
+    /// the cursors swapped; the limit type still tells the two apart as queries.
+    func testTargetCanonicalIdOfALimitToLastQueryIsItsMirrors() throws {
+        let last = try cities.order(by: fp("pop")).start([.int(1)], inclusive: true).end([.int(9)], inclusive: false).limit(3, type: .last)
+        let mirror = try cities.order(by: fp("pop"), descending: true).start([.int(9)], inclusive: false).end([.int(1)], inclusive: true).limit(3)
+        XCTAssertEqual(last.targetCanonicalId, mirror.targetCanonicalId)
+        XCTAssertNotEqual(last.canonicalId, mirror.canonicalId)
+        XCTAssertNotEqual(try cities.order(by: fp("pop")).limit(3).targetCanonicalId, mirror.targetCanonicalId)
+        XCTAssertEqual(cities.targetCanonicalId, try cities.order(by: FieldPath.documentId).targetCanonicalId,
+                       "the normalized order: ordering by the name is the default")
+    }
+
     /// Queries that differ only in text Swift finds canonically equivalent ("\u{E9}" and
     /// "e\u{301}"; two orders of the same combining marks, which have the same byte length) are
     /// different queries: their ids differ as Swift Strings (dictionary keys), and are ASCII.

@@ -1,13 +1,15 @@
 import EmberFirestoreProto
 import Foundation
+import EmberBackend
 import EmberModel
 import EmberWire
 @testable import EmberRemote
 import XCTest
 
-/// The Listen stream's messages read into consistent snapshots, without a stream: initial
-/// results at the first global NO_CHANGE after CURRENT, changes to delivered targets, documents
-/// left without their new state, resets, existence filters and removals with a cause.
+/// The Listen stream's messages read into consistent events, without a stream (the Firebase
+/// SDKs' `WatchChangeAggregator`): what each target gained and lost at each global NO_CHANGE,
+/// targets ignored until their requests are acknowledged, tombstones for deletes and for
+/// missing documents of document targets, resets, existence filters, tokens, removals with a cause.
 final class WatchAggregatorTests: XCTestCase {
     let codec = WireCodec(db: try! DatabaseName(project: "p", database: "(default)"), keys: .plain)
     var agg: WatchAggregator!
@@ -38,132 +40,127 @@ final class WatchAggregatorTests: XCTestCase {
         return r
     }
 
-    private func feed(_ rs: ListenResponse...) throws -> WatchSnapshot? {
-        var last: WatchSnapshot?
+    private func feed(_ rs: ListenResponse...) throws -> WatchEvent? {
+        var last: WatchEvent?
         for r in rs { if let s = try agg.handle(r) { last = s } }
         return last
     }
 
-    func testATargetsResultIsDeliveredAtTheFirstConsistentPointAfterCurrent() throws {
-        agg.add(1, query: collection("c"), knownKeys: [key("c/old")])
-        XCTAssertNil(try feed(change(.add, [1]), docChange("c/a", n: 1, updated: 5, in: [1]), change(.noChange, readTime: 6)),
-                     "not CURRENT yet: nothing to deliver")
-        let s = try XCTUnwrap(try feed(change(.current, [1]), change(.noChange, readTime: 7)))
-        XCTAssertEqual(s.version, 7)
-        XCTAssertEqual(s.results.count, 1)
-        XCTAssertEqual(s.results[0].documents.map { $0.key.id }, ["a"])
-        XCTAssertEqual(s.results[0].resolve, [key("c/old")], "a known key not in the result is looked up")
-        XCTAssertEqual(s.keysToFetch, [key("c/old")])
-        XCTAssertEqual(agg.targets[1]?.keys, [key("c/a")])
+    /// A target added and acknowledged.
+    private func listening(_ id: Int32, _ q: Query, known: [DocumentKey] = [], token: Data? = nil) throws {
+        agg.add(id, query: q, knownKeys: known, resumeToken: token)
+        agg.sent(id)
+        XCTAssertNil(try feed(change(.add, [id])))
     }
 
-    func testLaterChangesComeAtEachConsistentPoint() throws {
-        agg.add(1, query: collection("c"), knownKeys: [])
-        _ = try feed(change(.current, [1]), change(.noChange, readTime: 1))
+    private func deleted(_ path: String, readTime: Int64?, out ids: [Int32]) -> ListenResponse {
         var dd = Google_Firestore_V1_DocumentDelete()
-        dd.document = codec.name(of: key("c/b"))
-        dd.removedTargetIds = [1]
-        var del = ListenResponse()
-        del.documentDelete = dd
-        var dr = Google_Firestore_V1_DocumentRemove()
-        dr.document = codec.name(of: key("c/c"))
-        dr.removedTargetIds = [1]
-        var rem = ListenResponse()
-        rem.documentRemove = dr
-        let s = try XCTUnwrap(try feed(docChange("c/a", n: 2, updated: 9, in: [1]), del, rem, change(.noChange, readTime: 9)))
-        XCTAssertTrue(s.results.isEmpty)
-        XCTAssertEqual(s.changed.map { "\($0.key.id) \($0.exists) \($0.version)" }, ["a true 9", "b false 9"])
-        XCTAssertEqual(s.refetch, [key("c/c")], "left without its new state: fetched")
-        XCTAssertNil(try feed(change(.noChange, readTime: 10)), "nothing new")
+        dd.document = codec.name(of: key(path))
+        dd.removedTargetIds = ids
+        if let readTime { dd.readTime = WireCodec.timestamp(micros: readTime) }
+        var r = ListenResponse()
+        r.documentDelete = dd
+        return r
     }
 
-    func testAMissingDocumentOfADocumentsTargetIsATombstone() throws {
-        agg.add(2, query: Query(document: key("c/none")), knownKeys: [])
-        let s = try XCTUnwrap(try feed(change(.current, [2]), change(.noChange, readTime: 4)))
-        XCTAssertEqual(s.results.first?.documents.map { "\($0.key.id) \($0.exists) \($0.version)" }, ["none false 4"])
-        XCTAssertTrue(s.keysToFetch.isEmpty)
+    private func filter(_ id: Int32, _ count: Int32) -> ListenResponse {
+        var r = ListenResponse()
+        r.filter.targetID = id
+        r.filter.count = count
+        return r
     }
 
-    func testResetAndExistenceFilterStartATargetAgain() throws {
+    func testEachGlobalSnapshotHandsOverWhatChangedCurrentOrNot() throws {
+        try listening(1, collection("c"))
+        let e1 = try XCTUnwrap(try feed(docChange("c/a", n: 1, updated: 5, in: [1]), change(.noChange, readTime: 6)))
+        XCTAssertEqual(e1.version, 6)
+        XCTAssertEqual(e1.documents.map { $0.key.id }, ["a"])
+        XCTAssertEqual(e1.targets.map { $0.current }, [false], "not current yet: handed over as such")
+        XCTAssertEqual(e1.targets[0].added, [key("c/a")])
+        let e2 = try XCTUnwrap(try feed(change(.current, [1]), change(.noChange, readTime: 7)))
+        XCTAssertEqual(e2.documents.count, 0)
+        XCTAssertEqual(e2.targets.map { $0.current }, [true])
+        XCTAssertEqual(e2.targets[0].added, [], "a is the target's already")
+        XCTAssertEqual(agg.targets[1]?.remoteKeys, [key("c/a")])
+        XCTAssertNil(try feed(change(.noChange, readTime: 8)), "nothing new: no event")
+    }
+
+    func testMessagesForATargetWaitForItsAcknowledgement() throws {
         agg.add(1, query: collection("c"), knownKeys: [])
-        _ = try feed(docChange("c/a", n: 1, updated: 1, in: [1]), change(.current, [1]), change(.noChange, readTime: 2))
-        var f = Google_Firestore_V1_ExistenceFilter()
-        f.targetID = 1
-        f.count = 1
-        var filter = ListenResponse()
-        filter.filter = f
-        _ = try feed(filter)
-        XCTAssertTrue(agg.takeRelisten().isEmpty, "the count matches")
-        f.count = 2
-        filter.filter = f
-        _ = try feed(filter)
-        XCTAssertEqual(agg.takeRelisten(), [1])
-        XCTAssertEqual(agg.targets[1]?.delivered, false)
-        let s = try XCTUnwrap(try feed(change(.current, [1]), change(.noChange, readTime: 3)))
-        XCTAssertEqual(s.results.first?.resolve, [key("c/a")], "what it held is looked up if not sent again")
-
-        _ = try feed(change(.reset, [1]))
-        XCTAssertEqual(agg.targets[1]?.current, false)
+        agg.sent(1)
+        XCTAssertNil(try feed(docChange("c/a", n: 1, updated: 5, in: [1]), change(.current, [1]), change(.noChange, readTime: 6)),
+                     "before its ADD the target is not active")
+        XCTAssertNil(try feed(change(.add, [1])))
+        let e = try XCTUnwrap(try feed(docChange("c/b", n: 1, updated: 7, in: [1]), change(.noChange, readTime: 8)))
+        XCTAssertEqual(e.documents.map { $0.key.id }, ["b"])
     }
 
-    func testAStreamRestartResumesADeliveredTargetWithAToken() throws {
-        agg.add(1, query: collection("c"), knownKeys: [])
-        agg.add(2, query: collection("d"), knownKeys: [])
-        var current = change(.current, [1])
-        current.targetChange.resumeToken = Data([0, 0, 0, 0, 0, 0, 0, 7])
-        _ = try feed(docChange("c/a", n: 1, updated: 1, in: [1]), current, change(.noChange, readTime: 7))
+    func testDeletesAndRemovesLeaveTheTarget() throws {
+        try listening(1, collection("c"), known: [key("c/a"), key("c/b")], token: Data("t".utf8))
+        let e = try XCTUnwrap(try feed(deleted("c/a", readTime: nil, out: [1]), change(.current, [1]), change(.noChange, readTime: 9)))
+        XCTAssertEqual(e.targets[0].removed, [key("c/a")])
+        XCTAssertEqual(e.documents.map { "\($0.key.id) \($0.exists) \($0.version)" }, ["a false 9"], "a delete without a read time: at the event's")
+        XCTAssertEqual(agg.targets[1]?.remoteKeys, [key("c/b")])
+    }
+
+    func testAMissingDocumentOfACurrentDocumentTargetIsATombstone() throws {
+        try listening(3, Query(document: key("c/gone")))
+        let e = try XCTUnwrap(try feed(change(.current, [3]), change(.noChange, readTime: 4)))
+        XCTAssertEqual(e.documents.map { "\($0.key.id) \($0.exists) \($0.version)" }, ["gone false 4"])
+    }
+
+    func testAFilterCountingZeroDeletesADocumentTargetsDocument() throws {
+        try listening(3, Query(document: key("c/a")))
+        _ = try feed(docChange("c/a", n: 1, updated: 5, in: [3]), change(.current, [3]), change(.noChange, readTime: 6))
+        let e = try XCTUnwrap(try feed(filter(3, 0), change(.noChange, readTime: 7)))
+        XCTAssertEqual(e.documents.map { "\($0.key.id) \($0.exists)" }, ["a false"])
+    }
+
+    func testAFilterMismatchResetsTheTargetAndAsksForItAgain() throws {
+        try listening(1, collection("c"))
+        _ = try feed(docChange("c/a", n: 1, updated: 5, in: [1]), change(.current, [1]), change(.noChange, readTime: 6))
+        XCTAssertNil(try feed(filter(1, 1)), "a count that agrees changes nothing")
+        // CURRENT and a global token in the same batch (ember serve sends them): the target is
+        // still reset, and the token is not what it resumes from.
+        var global = change(.noChange, readTime: 7)
+        global.targetChange.resumeToken = Data("g".utf8)
+        let e = try XCTUnwrap(try feed(filter(1, 2), change(.current, [1]), global))
+        XCTAssertEqual(e.targets.map { "\($0.current) \($0.reset) \($0.removed.map { $0.id }) \($0.resumeToken == nil)" },
+                       ["false true [\"a\"] true"])
+        XCTAssertEqual(agg.takeRelisten(), [1], "asked for again once the event is out")
+        XCTAssertNil(agg.targets[1]?.deliveredToken)
+    }
+
+    func testResetTakesEveryKeyOutUntilSentAgain() throws {
+        try listening(1, collection("c"))
+        _ = try feed(docChange("c/a", n: 1, updated: 5, in: [1]), docChange("c/b", n: 1, updated: 5, in: [1]),
+                     change(.current, [1]), change(.noChange, readTime: 6))
+        let e = try XCTUnwrap(try feed(change(.reset, [1]), docChange("c/a", n: 2, updated: 7, in: [1]), change(.current, [1]),
+                                       change(.noChange, readTime: 8)))
+        XCTAssertEqual(e.targets[0].removed, [key("c/b")])
+        XCTAssertEqual(e.targets[0].added, [])
+    }
+
+    func testAGlobalTokenIsEveryTargetsAndAResumeUsesTheLastHandedOver() throws {
+        try listening(1, collection("c"))
+        try listening(2, collection("d"))
+        var global = change(.noChange, readTime: 6)
+        global.targetChange.resumeToken = Data("g1".utf8)
+        let e = try XCTUnwrap(try feed(change(.current, [1, 2]), global))
+        XCTAssertEqual(e.targets.map { $0.resumeToken.map { String(decoding: $0, as: UTF8.self) } }, ["g1", "g1"])
+        var later = change(.noChange, [1])
+        later.targetChange.resumeToken = Data("t2".utf8)
+        XCTAssertNil(try feed(later))
         agg.resetAll()
-        XCTAssertEqual(agg.targets[1]?.delivered, true, "resumed: still delivered, with its keys")
-        XCTAssertEqual(agg.targets[1]?.current, false)
-        XCTAssertEqual(agg.targets[1]?.keys, [key("c/a")])
-        XCTAssertEqual(agg.targets[2]?.delivered, false, "never current, no token: from scratch")
-        // The server sends what changed since the token, the filter, CURRENT: plain changes.
-        var f = Google_Firestore_V1_ExistenceFilter()
-        f.targetID = 1
-        f.count = 2
-        var filter = ListenResponse()
-        filter.filter = f
-        let s = try XCTUnwrap(try feed(docChange("c/b", n: 2, updated: 8, in: [1]), filter, change(.current, [1]), change(.noChange, readTime: 8)))
-        XCTAssertTrue(agg.takeRelisten().isEmpty, "2 documents held, 2 counted")
-        XCTAssertEqual(s.changed.map { $0.key.id }, ["b"])
-        XCTAssertTrue(s.results.isEmpty)
-        XCTAssertEqual(s.recovered, [1], "current again: its listeners stop being fromCache")
-        // Once only: the next consistent point has no news.
-        XCTAssertNil(try feed(change(.noChange, readTime: 9)))
-    }
-
-    func testAFirstTokenAfterTheResultIsReportedAtAQuietConsistentPointNewerOnesAreNot() throws {
-        agg.add(1, query: collection("c"), knownKeys: [])
-        // The result is delivered at a consistent point that carries no token (the emulator, at times).
-        let first = try XCTUnwrap(try feed(docChange("c/a", n: 1, updated: 1, in: [1]), change(.current, [1]), change(.noChange, readTime: 2)))
-        XCTAssertTrue(first.tokens.isEmpty)
-        var tokened = change(.noChange, readTime: 3)
-        tokened.targetChange.resumeToken = Data([0, 0, 0, 0, 0, 0, 0, 3])
-        let late = try XCTUnwrap(try feed(tokened), "the first token alone is news")
-        XCTAssertEqual(late.tokens.map { $0.0 }, [1])
-        XCTAssertTrue(late.changed.isEmpty && late.results.isEmpty)
-        var newer = change(.noChange, readTime: 4)
-        newer.targetChange.resumeToken = Data([0, 0, 0, 0, 0, 0, 0, 4])
-        XCTAssertNil(try feed(newer), "a newer token at a quiet point is not")
-    }
-
-    func testAResumedTargetWithNoChangesIsStillReportedCurrentAgain() throws {
-        agg.add(1, query: collection("c"), knownKeys: [])
-        var current = change(.current, [1])
-        current.targetChange.resumeToken = Data([0, 0, 0, 0, 0, 0, 0, 7])
-        _ = try feed(docChange("c/a", n: 1, updated: 1, in: [1]), current, change(.noChange, readTime: 7))
-        agg.resetAll()
-        let s = try XCTUnwrap(try feed(change(.current, [1]), change(.noChange, readTime: 9)))
-        XCTAssertTrue(s.changed.isEmpty)
-        XCTAssertEqual(s.recovered, [1])
+        XCTAssertEqual(agg.targets[1]?.deliveredToken, Data("g1".utf8), "t2 was never handed over with an event")
     }
 
     func testARemoveWithACauseEndsTheTarget() throws {
-        agg.add(3, query: collection("c"), knownKeys: [])
-        _ = try feed(change(.remove, [3], cause: 3))
+        try listening(1, collection("c"))
+        XCTAssertNil(try feed(change(.remove, [1], cause: 7)))
         let rejected = agg.takeRejected()
-        XCTAssertEqual(rejected.map { $0.0 }, [3])
-        XCTAssertEqual(rejected.first?.1.code, .invalidArgument)
-        XCTAssertNil(agg.targets[3])
+        XCTAssertEqual(rejected.map { $0.0 }, [1])
+        XCTAssertEqual(rejected.first?.1.code, .permissionDenied)
+        XCTAssertNil(agg.targets[1])
     }
 }
