@@ -403,15 +403,18 @@ bench-rules: deps server-venv
 # ---- clients of a server: Swift, C and Python client processes on one `ember serve` ----
 # Tests/remote/README.md describes the tests. The C client is built against the debug libember
 # (LIB_DIR), the Swift one is the EmberHostClient executable, the Python one runs in $(PY_VENV)
-# with the package `make python-install` installed.
+# with the package `make python-install` installed. The watch scenarios drive the
+# EmberScriptedFirestore executable (a server whose watch the test scripts).
 REMOTE_DIR = $(LIB_PATH)/remote
 .PHONY: test-remote
 test-remote: lib server-bin python-install-test
 	$(SWIFT) build -j $(JOBS) --product EmberHostClient
+	$(SWIFT) build -j $(JOBS) --product EmberScriptedFirestore
 	@mkdir -p $(REMOTE_DIR)
 	$(CC) -std=c99 $(C_WARN) -g -Iinclude Tests/remote/c_client.c -L$(LIB_DIR) -lember -Wl,-rpath,$(abspath $(LIB_DIR)) -lpthread -o $(REMOTE_DIR)/c_client
 	$(CC) -std=c99 $(C_WARN) -g -Iinclude Tests/remote/c_tree_client.c -L$(LIB_DIR) -lember -Wl,-rpath,$(abspath $(LIB_DIR)) -lpthread -o $(REMOTE_DIR)/c_tree_client
 	EMBER_BIN=$(EMBER_BIN) EMBER_C_CLIENT=$(abspath $(REMOTE_DIR))/c_client EMBER_C_TREE_CLIENT=$(abspath $(REMOTE_DIR))/c_tree_client EMBER_SWIFT_CLIENT=$(abspath .build/debug/EmberHostClient) \
+	  EMBER_SCRIPTED_FIRESTORE=$(abspath .build/debug/EmberScriptedFirestore) \
 	  $(WATCHDOG) $(PY) -m pytest -q -p no:cacheprovider -o faulthandler_timeout=300 Tests/remote
 
 # ---- the remote benchmarks: Ember's clients of `ember serve`, the Firestore emulator beside it ----

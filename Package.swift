@@ -141,6 +141,9 @@ var serverTargets: [Target] {
             .product(name: "GRPCNIOTransportHTTP2", package: "grpc-swift-nio-transport"),
             .product(name: "SwiftProtobuf", package: "swift-protobuf"),
         ], path: "Tests/Support/ScriptedFirestore"),
+        // The same, driven over stdin/stdout by tests in other languages (Tests/remote).
+        .executableTarget(name: "EmberScriptedFirestore", dependencies: ["ScriptedFirestore", "EmberFirestoreProto"],
+                          path: "Tests/Support/ScriptedFirestoreTool"),
         .testTarget(name: "EmberRemoteTests", dependencies: [
             "EmberRemote", "EmberServer", "EmberWire", "EmberCore", "EmberModel", "EmberStorage", "EmberBackend", "Ember", "EmberConcurrency",
             "ScriptedFirestore",

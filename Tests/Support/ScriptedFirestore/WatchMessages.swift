@@ -16,7 +16,7 @@ func timestamp(_ micros: Int64) -> Google_Protobuf_Timestamp {
 /// document paths are below the database's documents ("c/a"); field values are integers or
 /// strings.
 extension Google_Firestore_V1_ListenResponse {
-    static func target(_ kind: Google_Firestore_V1_TargetChange.TargetChangeType, _ ids: [Int32], token: String? = nil,
+    public static func target(_ kind: Google_Firestore_V1_TargetChange.TargetChangeType, _ ids: [Int32], token: String? = nil,
                        readTime: Int64? = nil) -> ListenResponse {
         var tc = Google_Firestore_V1_TargetChange()
         tc.targetChangeType = kind
