@@ -123,6 +123,8 @@ var serverTargets: [Target] {
             .product(name: "GRPCCore", package: "grpc-swift-2"),
             .product(name: "GRPCNIOTransportHTTP2", package: "grpc-swift-nio-transport"),
             .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+            // MD5 for existence filters' bloom filters, as the server computes them.
+            .product(name: "Crypto", package: "swift-crypto"),
         ]),
         .executableTarget(name: "EmberCLI", dependencies: [
             "EmberServer",
@@ -140,6 +142,7 @@ var serverTargets: [Target] {
             .product(name: "GRPCCore", package: "grpc-swift-2"),
             .product(name: "GRPCNIOTransportHTTP2", package: "grpc-swift-nio-transport"),
             .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+            .product(name: "Crypto", package: "swift-crypto"),
         ], path: "Tests/Support/ScriptedFirestore"),
         // The same, driven over stdin/stdout by tests in other languages (Tests/remote).
         .executableTarget(name: "EmberScriptedFirestore", dependencies: ["ScriptedFirestore", "EmberFirestoreProto"],

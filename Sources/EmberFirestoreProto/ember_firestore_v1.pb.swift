@@ -1474,6 +1474,44 @@ public nonisolated struct Google_Firestore_V1_DocumentRemove: Sendable {
   fileprivate var _readTime: SwiftProtobuf.Google_Protobuf_Timestamp? = nil
 }
 
+/// A bloom filter of the names of the documents still in a target (google/firestore/v1/bloom_filter.proto).
+public nonisolated struct Google_Firestore_V1_BitSequence: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var bitmap: Data = Data()
+
+  public var padding: Int32 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct Google_Firestore_V1_BloomFilter: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var bits: Google_Firestore_V1_BitSequence {
+    get {_bits ?? Google_Firestore_V1_BitSequence()}
+    set {_bits = newValue}
+  }
+  /// Returns true if `bits` has been explicitly set.
+  public var hasBits: Bool {self._bits != nil}
+  /// Clears the value of `bits`. Subsequent reads from it will return its default value.
+  public mutating func clearBits() {self._bits = nil}
+
+  public var hashCount: Int32 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+
+  fileprivate var _bits: Google_Firestore_V1_BitSequence? = nil
+}
+
 public nonisolated struct Google_Firestore_V1_ExistenceFilter: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
@@ -1483,9 +1521,20 @@ public nonisolated struct Google_Firestore_V1_ExistenceFilter: Sendable {
 
   public var count: Int32 = 0
 
+  public var unchangedNames: Google_Firestore_V1_BloomFilter {
+    get {_unchangedNames ?? Google_Firestore_V1_BloomFilter()}
+    set {_unchangedNames = newValue}
+  }
+  /// Returns true if `unchangedNames` has been explicitly set.
+  public var hasUnchangedNames: Bool {self._unchangedNames != nil}
+  /// Clears the value of `unchangedNames`. Subsequent reads from it will return its default value.
+  public mutating func clearUnchangedNames() {self._unchangedNames = nil}
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
+
+  fileprivate var _unchangedNames: Google_Firestore_V1_BloomFilter? = nil
 }
 
 public nonisolated struct Google_Firestore_V1_ListenRequest: Sendable {
@@ -4438,9 +4487,83 @@ nonisolated extension Google_Firestore_V1_DocumentRemove: SwiftProtobuf.Message,
   }
 }
 
+nonisolated extension Google_Firestore_V1_BitSequence: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".BitSequence"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}bitmap\0\u{1}padding\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularBytesField(value: &self.bitmap) }()
+      case 2: try { try decoder.decodeSingularInt32Field(value: &self.padding) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.bitmap.isEmpty {
+      try visitor.visitSingularBytesField(value: self.bitmap, fieldNumber: 1)
+    }
+    if self.padding != 0 {
+      try visitor.visitSingularInt32Field(value: self.padding, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Google_Firestore_V1_BitSequence, rhs: Google_Firestore_V1_BitSequence) -> Bool {
+    if lhs.bitmap != rhs.bitmap {return false}
+    if lhs.padding != rhs.padding {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Google_Firestore_V1_BloomFilter: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".BloomFilter"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}bits\0\u{3}hash_count\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularMessageField(value: &self._bits) }()
+      case 2: try { try decoder.decodeSingularInt32Field(value: &self.hashCount) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
+    try { if let v = self._bits {
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 1)
+    } }()
+    if self.hashCount != 0 {
+      try visitor.visitSingularInt32Field(value: self.hashCount, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Google_Firestore_V1_BloomFilter, rhs: Google_Firestore_V1_BloomFilter) -> Bool {
+    if lhs._bits != rhs._bits {return false}
+    if lhs.hashCount != rhs.hashCount {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
 nonisolated extension Google_Firestore_V1_ExistenceFilter: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".ExistenceFilter"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}target_id\0\u{1}count\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}target_id\0\u{1}count\0\u{3}unchanged_names\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -4450,24 +4573,33 @@ nonisolated extension Google_Firestore_V1_ExistenceFilter: SwiftProtobuf.Message
       switch fieldNumber {
       case 1: try { try decoder.decodeSingularInt32Field(value: &self.targetID) }()
       case 2: try { try decoder.decodeSingularInt32Field(value: &self.count) }()
+      case 3: try { try decoder.decodeSingularMessageField(value: &self._unchangedNames) }()
       default: break
       }
     }
   }
 
   public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
     if self.targetID != 0 {
       try visitor.visitSingularInt32Field(value: self.targetID, fieldNumber: 1)
     }
     if self.count != 0 {
       try visitor.visitSingularInt32Field(value: self.count, fieldNumber: 2)
     }
+    try { if let v = self._unchangedNames {
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 3)
+    } }()
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: Google_Firestore_V1_ExistenceFilter, rhs: Google_Firestore_V1_ExistenceFilter) -> Bool {
     if lhs.targetID != rhs.targetID {return false}
     if lhs.count != rhs.count {return false}
+    if lhs._unchangedNames != rhs._unchangedNames {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -14,8 +14,9 @@ typealias ListenResponse = Google_Firestore_V1_ListenResponse
 /// global NO_CHANGE with a read time it hands over a `WatchEvent`: every document received, and
 /// per target its added and removed keys and sync state. A current document target that does
 /// not hold its document gets a tombstone (the document does not exist). An existence filter
-/// that disagrees with a query target's keys resets it (its keys leave it, it is not current,
-/// its token is dropped) and asks for it to be listened to again after the event
+/// that disagrees with a query target's keys takes out the keys its bloom filter lacks; if that
+/// does not account for the count (or it has none), it resets the target (its keys leave it, it
+/// is not current, its token is dropped) and asks for it to be listened to again after the event
 /// (`takeRelisten`); a document target counted 0 gets a tombstone. A REMOVE with a cause ends a
 /// target (`takeRejected`).
 ///
@@ -183,6 +184,18 @@ final class WatchAggregator {
         }
         let count = t.remoteKeys.count + t.added.count - t.removed.count
         guard Int(f.count) != count else { return }
+        if f.hasUnchangedNames, let bloom = BloomFilter(bitmap: [UInt8](f.unchangedNames.bits.bitmap),
+                                                        padding: Int(f.unchangedNames.bits.padding),
+                                                        hashCount: Int(f.unchangedNames.hashCount)) {
+            // The names still in the target: those not in it left it (they go to limbo). When
+            // that accounts for the count, the target goes on; else (a false positive) it resets.
+            var left = 0
+            for key in t.remoteKeys where !bloom.mightContain(codec.name(of: key)) {
+                removeKey(key, from: f.targetID)
+                left += 1
+            }
+            if Int(f.count) == count - left { return }
+        }
         // A removal was missed (a delete while away, a document that left the query): the
         // target starts again, and what it held is in limbo until the new result settles it.
         t.current = false

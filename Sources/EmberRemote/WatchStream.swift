@@ -104,7 +104,11 @@ final class WatchStream {
         let t = aggregator.targets[id]!
         var target = Google_Firestore_V1_Target()
         target.targetID = id
-        if let token = t.deliveredToken { target.resumeToken = token }
+        if let token = t.deliveredToken {
+            // As the SDKs: the count a resume expects, so the server may send a bloom filter.
+            target.resumeToken = token
+            target.expectedCount.value = Int32(clamping: t.remoteKeys.count)
+        }
         if let key = t.query.documentKey {
             target.documents.documents = [database.codec.name(of: key)]
         } else {

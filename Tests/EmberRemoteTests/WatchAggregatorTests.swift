@@ -4,6 +4,7 @@ import EmberBackend
 import EmberModel
 import EmberWire
 @testable import EmberRemote
+import ScriptedFirestore
 import XCTest
 
 /// The Listen stream's messages read into consistent events, without a stream (the Firebase
@@ -129,6 +130,18 @@ final class WatchAggregatorTests: XCTestCase {
                        ["false true [\"a\"] true"])
         XCTAssertEqual(agg.takeRelisten(), [1], "asked for again once the event is out")
         XCTAssertNil(agg.targets[1]?.deliveredToken)
+    }
+
+    func testABloomFilterThatExplainsTheCountTakesOutOnlyWhatItLacks() throws {
+        try listening(1, collection("c"), known: [key("c/a"), key("c/b")], token: Data("t".utf8))
+        var f = filter(1, 1)
+        var bitmap = [UInt8](repeating: 0, count: 8)
+        for bit in bloomBits(codec.name(of: key("c/b")), bitCount: 64, hashCount: 5) { bitmap[bit / 8] |= 1 << UInt8(bit % 8) }
+        f.filter.unchangedNames.bits.bitmap = Data(bitmap)
+        f.filter.unchangedNames.hashCount = 5
+        let e = try XCTUnwrap(try feed(f, change(.current, [1]), change(.noChange, readTime: 7)))
+        XCTAssertEqual(e.targets.map { "\($0.current) \($0.reset) \($0.removed.map { $0.id })" }, ["true false [\"a\"]"])
+        XCTAssertEqual(agg.takeRelisten(), [], "explained: no re-run")
     }
 
     func testResetTakesEveryKeyOutUntilSentAgain() throws {

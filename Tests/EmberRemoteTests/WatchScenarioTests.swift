@@ -160,6 +160,25 @@ final class WatchScenarioTests: XCTestCase {
         XCTAssertEqual(events.snapshots.last.map(brief), "[a=1 b=2] cache=false pending=false")
     }
 
+    /// 4. A mismatch the filter's bloom filter explains: the documents it lacks go to limbo, the
+    /// target goes on (no re-run); a resume tells the server the count it expects.
+    func testFilterMismatchExplainedByTheBloomFilter() throws {
+        let (events, _, t) = try syncedListen()
+        s.server.send(.doc("c/b", version: 1500, ["v": 2], in: [t]), .global(1500, token: "t2"))
+        events.wait { $0.count == 2 }
+        s.server.send(.filter(t, count: 1, bloomOf: ["c/b"]), .global(2000))
+        guard case .add(let limbo, "c/a", nil, _) = try s.server.nextListen() else { return XCTFail("expected a limbo target") }
+        events.wait { $0.count == 3 }
+        XCTAssertEqual(events.snapshots.last.map(brief), "[a=1 b=2] cache=true pending=false")
+        s.server.send(.added(limbo), .current(limbo, token: "l1"), .global(3000))
+        events.wait { $0.count == 4 }
+        XCTAssertEqual(events.snapshots.last.map(brief), "[b=2] cache=false pending=false")
+        XCTAssertEqual(try s.server.nextListen(), .remove(targetId: limbo))
+        s.server.failListen()
+        guard case .add(let resumed, "c", "t2", _) = try s.server.nextListen() else { return XCTFail("expected the resumed target") }
+        XCTAssertEqual(s.server.expectedCount(of: resumed), 1, "the keys the server holds in it")
+    }
+
     /// 2. A cached document the server's result does not confirm is in limbo: the result is
     /// fromCache while a document target resolves it; the document target ends with it.
     func testLimboDocumentIsResolvedByADocumentTarget() throws {

@@ -16,6 +16,8 @@ final class ScriptState: @unchecked Sendable {
     }
 
     struct Counters {
+        /// The expected count each target was last added with (a resume's).
+        var expectedCounts: [Int32: Int32] = [:]
         var listenStreams = 0
         var listenOpen = false
         var writeStreams = 0

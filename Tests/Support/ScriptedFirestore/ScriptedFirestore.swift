@@ -84,6 +84,8 @@ public final class ScriptedFirestore: @unchecked Sendable {
 
     /// How many Listen streams the client has opened.
     public var listenStreams: Int { state.counters.withLockedValue { $0.listenStreams } }
+    /// The expected count (`Target.expected_count`) a target was last added with, if any.
+    public func expectedCount(of target: Int32) -> Int32? { state.counters.withLockedValue { $0.expectedCounts[target] } }
     /// Whether the newest Listen stream is still open.
     public var listenOpen: Bool { state.counters.withLockedValue { $0.listenOpen } }
 

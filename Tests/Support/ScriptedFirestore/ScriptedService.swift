@@ -20,7 +20,12 @@ struct ScriptedService: P.SimpleServiceProtocol {
         let state = self.state
         let reading = Task {
             do {
-                for try await r in request { state.listenRequests.put(ScriptedService.seen(r)) }
+                for try await r in request {
+                    if case .addTarget(let t)? = r.targetChange, t.hasExpectedCount {
+                        state.counters.withLockedValue { $0.expectedCounts[t.targetID] = t.expectedCount.value }
+                    }
+                    state.listenRequests.put(ScriptedService.seen(r))
+                }
                 state.listenRequests.put(.closed)
             } catch {}
             sink.yield(.end)

@@ -1,3 +1,4 @@
+import Crypto
 import EmberFirestoreProto
 import Foundation
 import SwiftProtobuf
@@ -105,4 +106,31 @@ extension Google_Firestore_V1_ListenResponse {
         r.filter = f
         return r
     }
+}
+
+extension Google_Firestore_V1_ListenResponse {
+    /// An existence filter with a bloom filter of the documents (paths below the database's
+    /// documents) still in the target: `bitCount` bits, `hashCount` hashes, as the server builds one.
+    public static func filter(_ id: Int32, count: Int32, bloomOf paths: [String], bitCount: Int = 64, hashCount: Int = 5) -> ListenResponse {
+        var r = filter(id, count: count)
+        var bitmap = [UInt8](repeating: 0, count: (bitCount + 7) / 8)
+        for p in paths {
+            for bit in bloomBits(ScriptedFirestore.database + "/documents/" + p, bitCount: bitCount, hashCount: hashCount) {
+                bitmap[bit / 8] |= 1 << UInt8(bit % 8)
+            }
+        }
+        r.filter.unchangedNames.bits.bitmap = Data(bitmap)
+        r.filter.unchangedNames.bits.padding = Int32(bitmap.count * 8 - bitCount)
+        r.filter.unchangedNames.hashCount = Int32(hashCount)
+        return r
+    }
+}
+
+/// The bits a name sets in a bloom filter: MD5 as two little-endian 64-bit numbers h1, h2;
+/// bits (h1 + i·h2) mod bitCount for i < hashCount.
+public func bloomBits(_ name: String, bitCount: Int, hashCount: Int) -> [Int] {
+    let d = Array(Insecure.MD5.hash(data: Array(name.utf8)))
+    let h1 = (0..<8).reduce(UInt64(0)) { $0 | UInt64(d[$1]) << (8 * UInt64($1)) }
+    let h2 = (0..<8).reduce(UInt64(0)) { $0 | UInt64(d[8 + $1]) << (8 * UInt64($1)) }
+    return (0..<UInt64(hashCount)).map { Int((h1 &+ $0 &* h2) % UInt64(bitCount)) }
 }
