@@ -1,5 +1,6 @@
 import Dispatch
 import EmberBackend
+import EmberConcurrency
 import EmberModel
 
 /// Responsible for: one key in some view's limbo: the document target resolving it (nil while
@@ -17,8 +18,9 @@ struct LimboResolution {
 extension SyncEngine {
     /// Documents resolved at once at most (the SDKs' `maxConcurrentLimboResolutions`).
     static let maxLimboResolutions = 100
-    /// Seconds the online state may stay unknown before it is offline (the SDKs' 10 s).
-    static let onlineStateTimeout = 10.0
+    /// Seconds the online state may stay unknown before it is offline (the SDKs' 10 s; tests
+    /// shorten it).
+    static let onlineStateTimeout = LockedValueBox<Double>(10)
 
     // MARK: events
 
@@ -74,7 +76,7 @@ extension SyncEngine {
         onlineTimerGeneration += 1
         onlineTimerArmed = true
         let generation = onlineTimerGeneration
-        worker.asyncAfterConfined(deadline: .now() + SyncEngine.onlineStateTimeout) { [weak self] in
+        worker.asyncAfterConfined(deadline: .now() + SyncEngine.onlineStateTimeout.current) { [weak self] in
             guard let self, !self.closed, self.onlineTimerGeneration == generation else { return }
             self.onlineTimerArmed = false
             if self.networkEnabled && self.onlineState == .unknown { self.goOffline() }

@@ -1,4 +1,4 @@
-import EmberCore
+@testable import EmberCore
 import EmberModel
 import EmberStorage
 import Foundation
@@ -235,6 +235,21 @@ final class WatchScenarioTests: XCTestCase {
         s.server.failListen()
         events.wait { $0.count == 2 }
         XCTAssertEqual(events.snapshots.last.map(brief), "[a=1] cache=true pending=false")
+    }
+
+    /// 6. A server that does not answer: offline once the online state has been unknown for its
+    /// timeout (the listener raises the cache's empty result); online again at its first answer.
+    func testUnknownOnlineStateTimesOutToOffline() throws {
+        let saved = SyncEngine.onlineStateTimeout.current
+        SyncEngine.onlineStateTimeout.withLockedValue { $0 = 0.3 }
+        defer { SyncEngine.onlineStateTimeout.withLockedValue { $0 = saved } }
+        let (events, _) = try s.listen(collection("c"))
+        let t = try s.added()
+        events.wait { $0.count == 1 }
+        XCTAssertEqual(events.snapshots.map(brief), ["[] cache=true pending=false"])
+        s.server.send(.added(t), .doc("c/a", version: 1000, ["v": 1], in: [t]), .current(t, token: "t1"), .global(1000))
+        events.wait { $0.count == 2 }
+        XCTAssertEqual(events.snapshots.last.map(brief), "[a=1] cache=false pending=false")
     }
 
     /// 8. A target-less NO_CHANGE's resume token applies to every target: a resume sends it.
