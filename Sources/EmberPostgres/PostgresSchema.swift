@@ -1,0 +1,134 @@
+import PostgresNIO
+
+/// Responsible for: the tables and the commit function of Ember on PostgreSQL, by schema version
+/// (docs/scale-out.md), and the migration that brings a database to this version: one
+/// transaction under a lock on `ember_meta`, so instances starting together migrate once; a
+/// database at a newer version is refused.
+///
+///     try await PostgresSchema.migrate(client)      // at start, before any other statement
+enum PostgresSchema {
+    /// The version this build creates and understands.
+    static let version = 1
+
+    /// Each version's statements, applied in order from the database's version + 1.
+    static let steps: [Int: [PostgresQuery]] = [1: [
+        """
+        CREATE TABLE ember_log_head (
+          db_id serial PRIMARY KEY,
+          name text COLLATE "C" NOT NULL UNIQUE,
+          epoch bigint NOT NULL,
+          seq bigint NOT NULL DEFAULT 0,
+          commit_time bigint NOT NULL DEFAULT 0,
+          floor_seq bigint NOT NULL DEFAULT 0)
+        """,
+        """
+        CREATE TABLE ember_documents (
+          db_id integer NOT NULL,
+          parent text COLLATE "C" NOT NULL,
+          id text COLLATE "C" NOT NULL,
+          collection_id text COLLATE "C" NOT NULL,
+          fields bytea NOT NULL,
+          create_time bigint NOT NULL,
+          update_time bigint NOT NULL,
+          update_seq bigint NOT NULL,
+          PRIMARY KEY (db_id, parent, id))
+        """,
+        "CREATE INDEX ember_documents_group ON ember_documents (db_id, collection_id, parent, id)",
+        """
+        CREATE TABLE ember_changes (
+          db_id integer NOT NULL,
+          seq bigint NOT NULL,
+          idx integer NOT NULL,
+          parent text COLLATE "C" NOT NULL,
+          id text COLLATE "C" NOT NULL,
+          fields bytea,
+          commit_time bigint NOT NULL,
+          PRIMARY KEY (db_id, seq, idx))
+        """,
+        // One commit: the position first (its row lock serializes the database's committers until
+        // this transaction ends), then each write's expectation (-2 none, -1 exists, 0 absent, N:
+        // its update_seq is N; a mismatch rolls everything back), then the documents and the log.
+        """
+        CREATE FUNCTION ember_commit(p_db integer, p_parents text[], p_ids text[], p_collection_ids text[],
+                                     p_fields bytea[], p_deletes boolean[], p_expect bigint[])
+        RETURNS TABLE (out_seq bigint, out_commit_time bigint) LANGUAGE plpgsql VOLATILE AS $$
+        DECLARE
+          v_seq bigint;
+          v_time bigint;
+          v_current bigint;
+          i integer;
+        BEGIN
+          UPDATE ember_log_head h
+             SET seq = h.seq + 1,
+                 commit_time = greatest((extract(epoch FROM clock_timestamp()) * 1000000)::bigint, h.commit_time + 1)
+           WHERE h.db_id = p_db
+          RETURNING h.seq, h.commit_time INTO v_seq, v_time;
+          IF NOT FOUND THEN
+            RAISE EXCEPTION 'no database %', p_db USING ERRCODE = 'EM002';
+          END IF;
+          FOR i IN 1 .. coalesce(array_length(p_ids, 1), 0) LOOP
+            IF p_expect[i] <> -2 THEN
+              SELECT d.update_seq INTO v_current FROM ember_documents d
+               WHERE d.db_id = p_db AND d.parent = p_parents[i] AND d.id = p_ids[i];
+              IF (p_expect[i] = -1 AND NOT FOUND) OR (p_expect[i] = 0 AND FOUND)
+                 OR (p_expect[i] > 0 AND (NOT FOUND OR v_current <> p_expect[i])) THEN
+                RAISE EXCEPTION 'stale: %/%', p_parents[i], p_ids[i] USING ERRCODE = 'EM001';
+              END IF;
+            END IF;
+            IF p_deletes[i] THEN
+              DELETE FROM ember_documents d WHERE d.db_id = p_db AND d.parent = p_parents[i] AND d.id = p_ids[i];
+            ELSE
+              INSERT INTO ember_documents AS d (db_id, parent, id, collection_id, fields, create_time, update_time, update_seq)
+              VALUES (p_db, p_parents[i], p_ids[i], p_collection_ids[i], p_fields[i], v_time, v_time, v_seq)
+              ON CONFLICT (db_id, parent, id) DO UPDATE
+                SET fields = excluded.fields, update_time = excluded.update_time, update_seq = excluded.update_seq;
+            END IF;
+            INSERT INTO ember_changes (db_id, seq, idx, parent, id, fields, commit_time)
+            VALUES (p_db, v_seq, i, p_parents[i], p_ids[i], CASE WHEN p_deletes[i] THEN NULL ELSE p_fields[i] END, v_time);
+          END LOOP;
+          RETURN QUERY SELECT v_seq, v_time;
+        END
+        $$
+        """,
+    ]]
+
+    /// Brings the database to `version`. Throws failedPrecondition for a newer schema.
+    static func migrate(_ client: PostgresClient) async throws {
+        // Instances starting together may race to create the table: one wins, the others retry.
+        for attempt in 0..<5 {
+            do {
+                try await client.query("CREATE TABLE IF NOT EXISTS ember_meta (key text PRIMARY KEY, value text NOT NULL)")
+                break
+            } catch where attempt < 4 {
+                try await Task.sleep(for: .milliseconds(50))
+            }
+        }
+        try await client.withConnection { c in
+            try await c.query("BEGIN", logger: PostgresStore.quiet)
+            do {
+                try await c.query("LOCK TABLE ember_meta IN EXCLUSIVE MODE", logger: PostgresStore.quiet)
+                var current = 0
+                for try await (value) in try await c.query("SELECT value FROM ember_meta WHERE key = 'schema_version'",
+                                                           logger: PostgresStore.quiet).decode(String.self) {
+                    current = Int(value) ?? Int.max
+                }
+                if current > version {
+                    throw PostgresStoreError.newerSchema(current)
+                }
+                if current < version {
+                    for v in (current + 1)...version {
+                        for statement in steps[v] ?? [] { try await c.query(statement, logger: PostgresStore.quiet) }
+                    }
+                }
+                try await c.query("""
+                    INSERT INTO ember_meta (key, value) VALUES ('schema_version', \(String(version)))
+                    ON CONFLICT (key) DO UPDATE SET value = excluded.value
+                    """, logger: PostgresStore.quiet)
+                try await c.query("COMMIT", logger: PostgresStore.quiet)
+            } catch {
+                _ = try? await c.query("ROLLBACK", logger: PostgresStore.quiet)
+                throw error
+            }
+        }
+    }
+}

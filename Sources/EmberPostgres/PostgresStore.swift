@@ -1,0 +1,322 @@
+import EmberConcurrency
+import EmberModel
+import Foundation
+import Logging
+import NIOCore
+import PostgresNIO
+
+/// Responsible for: Ember's documents and change log in one PostgreSQL database, shared by every
+/// `ember serve` instance that opens it (docs/scale-out.md): a bounded connection pool, the
+/// schema's migration at open, each commit as one transaction that takes the database's next log
+/// position and checks its writes' expectations inside it, reads of documents, and the log's tail
+/// after a position. Errors are `EmberError`s: a stale expectation is ABORTED, a server out of
+/// reach (or a lock not granted in time) UNAVAILABLE, a full disk RESOURCE_EXHAUSTED. Safe from
+/// any task or thread.
+///
+///     let store = try await PostgresStore.open(url: "postgresql://ember@127.0.0.1:5432/ember")
+///     let db = try await store.database(named: "projects/p/databases/(default)")
+///     let at = try await store.commit(db, [PostgresWrite(key: k, fields: bytes, expect: .absent)])
+///     let changes = try await store.changes(db, after: 0, limit: 1000)
+public final class PostgresStore: Sendable {
+    private let client: PostgresClient
+    private let running: Task<Void, Never>
+    /// Seconds an operation may take, waiting for a connection included, before it fails with
+    /// UNAVAILABLE (a commit's outcome is then unknown, as when a reply is lost).
+    let operationTimeout: Double
+
+    /// Logs nothing (postgres-nio's default).
+    static let quiet = Logger(label: "ember.postgres", factory: { _ in SwiftLogNoOpLogHandler() })
+
+    private init(client: PostgresClient, operationTimeout: Double) {
+        self.client = client
+        self.operationTimeout = operationTimeout
+        running = Task { await client.run() }
+    }
+
+    /// Connects to `url` (`postgresql://user[:password]@host[:port]/database[?sslmode=disable|prefer|require]`),
+    /// with at most `maxConnections` connections, and migrates the schema. Throws invalidArgument
+    /// for a URL it cannot read, UNAVAILABLE when the server cannot be reached within
+    /// `connectTimeout` seconds, failedPrecondition for a schema newer than this build's. Every
+    /// later operation fails with UNAVAILABLE after `operationTimeout` seconds.
+    public static func open(url: String, maxConnections: Int = 8, connectTimeout: Double = 10,
+                            operationTimeout: Double = 10) async throws -> PostgresStore {
+        let config = try configuration(url: url, maxConnections: maxConnections, connectTimeout: connectTimeout)
+        let store = PostgresStore(client: PostgresClient(configuration: config, backgroundLogger: quiet), operationTimeout: operationTimeout)
+        do {
+            let client = store.client
+            try await bounded(connectTimeout + operationTimeout, "connecting and migrating") { try await PostgresSchema.migrate(client) }
+        } catch {
+            store.close()
+            throw PostgresStore.mapped(error)
+        }
+        return store
+    }
+
+    static func configuration(url: String, maxConnections: Int, connectTimeout: Double) throws -> PostgresClient.Configuration {
+        guard let c = URLComponents(string: url), c.scheme == "postgresql" || c.scheme == "postgres",
+              let host = c.host, !host.isEmpty, let user = c.user, !user.isEmpty else {
+            throw EmberError.invalidArgument("Invalid PostgreSQL URL '\(url)': expected postgresql://user@host[:port]/database")
+        }
+        let database = c.path.hasPrefix("/") ? String(c.path.dropFirst()) : c.path
+        guard !database.isEmpty, !database.contains("/") else {
+            throw EmberError.invalidArgument("Invalid PostgreSQL URL '\(url)': it names no database")
+        }
+        let tls: PostgresClient.Configuration.TLS
+        switch c.queryItems?.first(where: { $0.name == "sslmode" })?.value ?? "disable" {
+        case "disable": tls = .disable
+        case "prefer": tls = .prefer(.makeClientConfiguration())
+        case "require": tls = .require(.makeClientConfiguration())
+        case let other: throw EmberError.invalidArgument("Invalid sslmode '\(other)' in the PostgreSQL URL: use disable, prefer or require")
+        }
+        guard maxConnections >= 1 else { throw EmberError.invalidArgument("The connection pool needs at least one connection") }
+        var config = PostgresClient.Configuration(host: host, port: c.port ?? 5432, username: user, password: c.password,
+                                                  database: database, tls: tls)
+        config.options.maximumConnections = maxConnections
+        config.options.connectTimeout = .milliseconds(Int64(connectTimeout * 1000))
+        // A lock not granted in 2 s (a committer stuck on a dead connection), a statement over 30 s,
+        // or a transaction left open 5 s fails instead of waiting for ever.
+        config.options.additionalStartupParameters = [
+            ("lock_timeout", "2s"), ("statement_timeout", "30s"), ("idle_in_transaction_session_timeout", "5s"),
+        ]
+        return config
+    }
+
+    /// Stops the pool; calls after it fail. Idempotent.
+    public func close() { running.cancel() }
+
+    deinit { running.cancel() }
+
+    // MARK: databases
+
+    /// The log of database `name` (a Firestore database or a tree namespace), created at its first
+    /// use with a random epoch.
+    public func database(named name: String) async throws -> LogHead {
+        try await run("opening a database's log") { client in
+            let epoch = Int64.random(in: 1...Int64.max)
+            try await client.query("INSERT INTO ember_log_head (name, epoch) VALUES (\(name), \(epoch)) ON CONFLICT (name) DO NOTHING")
+            let rows = try await client.query("SELECT db_id, epoch, seq, commit_time, floor_seq FROM ember_log_head WHERE name = \(name)")
+            for try await (id, epoch, seq, time, floor) in rows.decode((Int32, Int64, Int64, Int64, Int64).self) {
+                return LogHead(db: id, epoch: epoch, seq: seq, commitTime: time, floorSeq: floor)
+            }
+            throw EmberError(.internal, "The log of '\(name)' is missing")
+        }
+    }
+
+    /// The log's head of `db` now.
+    public func head(_ db: Int32) async throws -> LogHead {
+        try await run("reading a log's head") { client in
+            let rows = try await client.query("SELECT db_id, epoch, seq, commit_time, floor_seq FROM ember_log_head WHERE db_id = \(db)")
+            for try await (id, epoch, seq, time, floor) in rows.decode((Int32, Int64, Int64, Int64, Int64).self) {
+                return LogHead(db: id, epoch: epoch, seq: seq, commitTime: time, floorSeq: floor)
+            }
+            throw EmberError(.notFound, "No database \(db) on this PostgreSQL")
+        }
+    }
+
+    // MARK: commits
+
+    /// Commits `writes` as one transaction at the database's next log position: all of them, or
+    /// (an expectation not met: ABORTED; any other error) none.
+    public func commit(_ db: Int32, _ writes: [PostgresWrite]) async throws -> CommitPosition {
+        var parents: [String] = [], ids: [String] = [], groups: [String] = [], fields: [ByteBuffer] = []
+        var deletes: [Bool] = [], expect: [Int64] = []
+        for w in writes {
+            parents.append(w.key.path.parent!.canonical)
+            ids.append(w.key.id)
+            groups.append(w.key.collectionGroup)
+            fields.append(ByteBuffer(bytes: w.fields ?? []))
+            deletes.append(w.fields == nil)
+            expect.append(w.expect.code)
+        }
+        return try await run("committing") { [parents, ids, groups, fields, deletes, expect] client in
+            let rows = try await client.query("""
+                SELECT out_seq, out_commit_time FROM ember_commit(\(db), \(parents), \(ids), \(groups), \(fields), \(deletes), \(expect))
+                """)
+            for try await (seq, time) in rows.decode((Int64, Int64).self) {
+                return CommitPosition(seq: seq, commitTime: time)
+            }
+            throw EmberError(.internal, "The commit returned no position")
+        }
+    }
+
+    // MARK: reads
+
+    public func document(_ db: Int32, _ key: DocumentKey) async throws -> StoredDocument? {
+        let parent = key.path.parent!.canonical, id = key.id
+        return try await run("reading a document") { client in
+            let rows = try await client.query("""
+                SELECT fields, create_time, update_time, update_seq FROM ember_documents
+                 WHERE db_id = \(db) AND parent = \(parent) AND id = \(id)
+                """)
+            for try await (fields, create, update, seq) in rows.decode((ByteBuffer, Int64, Int64, Int64).self) {
+                return StoredDocument(key: key, fields: Array(buffer: fields), createTime: create, updateTime: update, updateSeq: seq)
+            }
+            return nil
+        }
+    }
+
+    /// The documents of one collection, by id (UTF-8 byte order).
+    public func documents(_ db: Int32, in collection: ResourcePath) async throws -> [StoredDocument] {
+        let parent = collection.canonical
+        return try await run("listing a collection") { client in
+            let rows = try await client.query("""
+                SELECT id, fields, create_time, update_time, update_seq FROM ember_documents
+                 WHERE db_id = \(db) AND parent = \(parent) ORDER BY id
+                """)
+            var out: [StoredDocument] = []
+            for try await (id, fields, create, update, seq) in rows.decode((String, ByteBuffer, Int64, Int64, Int64).self) {
+                let key = try DocumentKey(path: collection.appending(id))
+                out.append(StoredDocument(key: key, fields: Array(buffer: fields), createTime: create, updateTime: update, updateSeq: seq))
+            }
+            return out
+        }
+    }
+
+    /// The log after position `seq`, in order: at most `limit` writes (a commit's writes are never
+    /// split: the last commit is completed past the limit).
+    public func changes(_ db: Int32, after seq: Int64, limit: Int = 1000) async throws -> [LoggedChange] {
+        try await run("reading the log") { client in
+            let rows = try await client.query("""
+                SELECT seq, idx, parent, id, fields, commit_time FROM ember_changes
+                 WHERE db_id = \(db) AND seq > \(seq)
+                   AND seq <= coalesce((SELECT max(c.seq) FROM (SELECT seq FROM ember_changes
+                                         WHERE db_id = \(db) AND seq > \(seq) ORDER BY seq, idx LIMIT \(limit)) c), \(seq))
+                 ORDER BY seq, idx
+                """)
+            var out: [LoggedChange] = []
+            for try await (s, idx, parent, id, fields, time) in rows.decode((Int64, Int32, String, String, ByteBuffer?, Int64).self) {
+                let key = try DocumentKey(path: ResourcePath(parsing: parent).appending(id))
+                out.append(LoggedChange(seq: s, index: Int(idx), key: key, fields: fields.map { Array(buffer: $0) }, commitTime: time))
+            }
+            return out
+        }
+    }
+
+    // MARK: errors
+
+    /// An `EmberError` for what the store or the server said.
+    static func mapped(_ error: Error) -> Error {
+        if error is EmberError { return error }
+        if let e = error as? PostgresStoreError {
+            switch e {
+            case .newerSchema(let v):
+                return EmberError(.failedPrecondition, "The PostgreSQL database holds Ember's schema version \(v), newer than this build's \(PostgresSchema.version): upgrade ember")
+            }
+        }
+        if let e = error as? PSQLError {
+            let state = e.serverInfo?[.sqlState]
+            let message = e.serverInfo?[.message] ?? "\(e.code)"
+            switch state {
+            case "EM001"?: return EmberError(.aborted, "A document changed since it was read (\(message))")
+            case "EM002"?: return EmberError(.notFound, message)
+            case "53100"?: return EmberError(.resourceExhausted, "The PostgreSQL server's disk is full: \(message)")
+            case "55P03"?, "57P01"?, "57P02"?, "57P03"?: return EmberError(.unavailable, "PostgreSQL: \(message)")
+            case let s? where s.hasPrefix("08"): return EmberError(.unavailable, "PostgreSQL: \(message)")
+            case let s? where s.hasPrefix("40"): return EmberError(.aborted, "PostgreSQL: \(message)")
+            case nil: return EmberError(.unavailable, "PostgreSQL is out of reach: \(e.code)")
+            default: return EmberError(.internal, "PostgreSQL (\(state!)): \(message)")
+            }
+        }
+        return EmberError(.unavailable, "PostgreSQL is out of reach: \(error)")
+    }
+}
+
+enum PostgresStoreError: Error {
+    case newerSchema(Int)
+}
+
+/// Responsible for: one document write of a commit: its key, its new fields (Ember's MessagePack;
+/// nil deletes it), and what the committer expects of the document as it is.
+public struct PostgresWrite: Sendable {
+    public enum Expectation: Sendable, Equatable {
+        case none
+        case exists
+        case absent
+        /// The document is at log position `updateSeq` (it has not changed since it was read).
+        case updateSeq(Int64)
+
+        var code: Int64 {
+            switch self {
+            case .none: return -2
+            case .exists: return -1
+            case .absent: return 0
+            case .updateSeq(let s): return max(1, s)
+            }
+        }
+    }
+    public let key: DocumentKey
+    public let fields: [UInt8]?
+    public let expect: Expectation
+    public init(key: DocumentKey, fields: [UInt8]?, expect: Expectation = .none) {
+        self.key = key
+        self.fields = fields
+        self.expect = expect
+    }
+}
+
+/// Responsible for: where a commit went: its log position and its commit time (µs).
+public struct CommitPosition: Sendable, Equatable {
+    public let seq: Int64
+    public let commitTime: Int64
+}
+
+/// Responsible for: one database's log head: its id, epoch, last position and commit time, and
+/// the oldest position a token may resume from.
+public struct LogHead: Sendable, Equatable {
+    public let db: Int32
+    public let epoch: Int64
+    public let seq: Int64
+    public let commitTime: Int64
+    public let floorSeq: Int64
+}
+
+/// Responsible for: a document as PostgreSQL holds it.
+public struct StoredDocument: Sendable, Equatable {
+    public let key: DocumentKey
+    public let fields: [UInt8]
+    public let createTime: Int64
+    public let updateTime: Int64
+    public let updateSeq: Int64
+}
+
+/// Responsible for: one write of the log: its commit's position, its index in the commit, the
+/// document and its new fields (nil: deleted).
+public struct LoggedChange: Sendable, Equatable {
+    public let seq: Int64
+    public let index: Int
+    public let key: DocumentKey
+    public let fields: [UInt8]?
+    public let commitTime: Int64
+}
+
+extension PostgresStore {
+    /// Runs one statement that returns nothing (tests, administration).
+    func execute(_ sql: String) async throws {
+        try await run("running a statement") { client in _ = try await client.query(PostgresQuery(unsafeSQL: sql)) }
+    }
+}
+
+extension PostgresStore {
+    /// `body`, or UNAVAILABLE once `seconds` have passed (the body is cancelled).
+    static func bounded<T: Sendable>(_ seconds: Double, _ what: String, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
+        try await withThrowingTaskGroup(of: T.self) { group in
+            group.addTask { try await body() }
+            group.addTask {
+                try await Task.sleep(for: .milliseconds(Int64(seconds * 1000)))
+                throw EmberError(.unavailable, "PostgreSQL did not answer in \(seconds) s (\(what))")
+            }
+            defer { group.cancelAll() }
+            return try await group.next()!
+        }
+    }
+
+    /// `body` bounded by the store's operation timeout, its errors mapped.
+    func run<T: Sendable>(_ what: String, _ body: @escaping @Sendable (PostgresClient) async throws -> T) async throws -> T {
+        let client = self.client
+        do {
+            return try await PostgresStore.bounded(operationTimeout, what) { try await body(client) }
+        } catch {
+            throw PostgresStore.mapped(error)
+        }
+    }
+}
