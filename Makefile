@@ -56,6 +56,12 @@ deps:
 	@command -v curl >/dev/null || { echo "installing curl"; (sudo -n true 2>/dev/null && SUDO=sudo || SUDO=; $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq curl); }
 	@{ dpkg -s libsqlite3-dev >/dev/null 2>&1 || printf '#include <sqlite3.h>\nint main(void){return 0;}\n' | $${CC:-cc} -x c - -o /dev/null -lsqlite3 >/dev/null 2>&1; } || { echo "installing libsqlite3-dev (the system SQLite for durable storage)"; (sudo -n true 2>/dev/null && SUDO=sudo || SUDO=; $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq libsqlite3-dev); }
 
+# PostgreSQL, for the scale-out tests: Tests/scripts/with_postgres.py starts a cluster of the test
+# run's own (EMBER_TEST_POSTGRES_URL) and removes it at the end.
+.PHONY: postgres-deps
+postgres-deps:
+	@ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1 || { echo "installing postgresql (the server the scale-out tests start)"; (sudo -n true 2>/dev/null && SUDO=sudo || SUDO=; $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq postgresql); }
+
 build: deps
 	$(SWIFT) build -j $(JOBS)
 
@@ -78,9 +84,9 @@ test-docs:
 test-swift: test-swift-unit
 	$(MAKE) --no-print-directory test-hygiene
 	$(MAKE) --no-print-directory test-remote-emulator
-test-swift-unit: deps
+test-swift-unit: deps postgres-deps
 	$(SWIFT) build -j $(JOBS) --build-tests
-	$(WATCHDOG) $(SWIFT) test --skip-build
+	$(WATCHDOG) $(PYTHON) Tests/scripts/with_postgres.py $(SWIFT) test --skip-build
 
 # EmberRemoteTests again, against the Firestore emulator (the same scenarios there), on the tests
 # test-swift-unit built; skipped with a message where the emulator is not installed.

@@ -40,6 +40,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         // SHA-1 for the tree's node hashes (REST ETags), as the Firebase SDKs compute them.
         .package(url: "https://github.com/apple/swift-crypto", "3.12.3"..<"5.0.0"),
+        // Several `ember serve` instances on one PostgreSQL (EmberPostgres).
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
     ],
     targets: [
         // A prefetch hint for passes over many children (header-only C: Swift has no prefetch).
@@ -110,6 +112,13 @@ var serverTargets: [Target] {
             .product(name: "SwiftProtobuf", package: "swift-protobuf"),
             .product(name: "Logging", package: "swift-log"),
         ]),
+        // The documents and the change log of several `ember serve` instances on one PostgreSQL
+        // (docs/scale-out.md). Beside the backend: nothing in the core depends on it.
+        .target(name: "EmberPostgres", dependencies: [
+            "EmberModel", "EmberConcurrency",
+            .product(name: "PostgresNIO", package: "postgres-nio"),
+            .product(name: "Logging", package: "swift-log"),
+        ]),
         // A server as the core's backend: a BackendLink over the Listen and Write
         // streams and the unary calls. Beside the core: nothing in EmberCore imports it.
         .target(name: "EmberRemote", dependencies: [
@@ -136,6 +145,8 @@ var serverTargets: [Target] {
             .product(name: "GRPCCore", package: "grpc-swift-2"),
             .product(name: "GRPCNIOTransportHTTP2", package: "grpc-swift-nio-transport"),
         ], path: "bench/server-swift"),
+        // On the PostgreSQL a test run starts (Tests/scripts/with_postgres.py).
+        .testTarget(name: "EmberPostgresTests", dependencies: ["EmberPostgres", "EmberModel"]),
         // A Firestore server whose watch messages a test scripts (the SDKs' spec scenarios).
         .target(name: "ScriptedFirestore", dependencies: [
             "EmberFirestoreProto", "EmberConcurrency",
