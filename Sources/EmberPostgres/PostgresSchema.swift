@@ -42,33 +42,46 @@ enum PostgresSchema {
           parent text COLLATE "C" NOT NULL,
           id text COLLATE "C" NOT NULL,
           fields bytea,
+          create_time bigint NOT NULL,
           commit_time bigint NOT NULL,
           PRIMARY KEY (db_id, seq, idx))
         """,
         // One commit: the position first (its row lock serializes the database's committers until
-        // this transaction ends), then each write's expectation (-2 none, -1 exists, 0 absent, N:
-        // its update_seq is N; a mismatch rolls everything back), then the documents and the log.
+        // this transaction ends), at the committer's time when it is after the last commit's
+        // (p_time 0: the server's clock; a time not after it raises EM003: the committer
+        // retries later), then each write's expectation (-2 none, -1 exists, 0 absent, T: its
+        // update_time is T; a mismatch rolls everything back), then the documents and the log.
         """
-        CREATE FUNCTION ember_commit(p_db integer, p_parents text[], p_ids text[], p_collection_ids text[],
+        CREATE FUNCTION ember_commit(p_db integer, p_time bigint, p_parents text[], p_ids text[], p_collection_ids text[],
                                      p_fields bytea[], p_deletes boolean[], p_expect bigint[])
         RETURNS TABLE (out_seq bigint, out_commit_time bigint) LANGUAGE plpgsql VOLATILE AS $$
         DECLARE
           v_seq bigint;
           v_time bigint;
+          v_last bigint;
           v_current bigint;
+          v_created bigint;
           i integer;
         BEGIN
-          UPDATE ember_log_head h
-             SET seq = h.seq + 1,
-                 commit_time = greatest((extract(epoch FROM clock_timestamp()) * 1000000)::bigint, h.commit_time + 1)
-           WHERE h.db_id = p_db
-          RETURNING h.seq, h.commit_time INTO v_seq, v_time;
+          -- FOR UPDATE returns the row as the previous committer left it (READ COMMITTED re-reads
+          -- it once the lock is granted).
+          SELECT h.seq, h.commit_time INTO v_seq, v_last FROM ember_log_head h WHERE h.db_id = p_db FOR UPDATE;
           IF NOT FOUND THEN
             RAISE EXCEPTION 'no database %', p_db USING ERRCODE = 'EM002';
           END IF;
+          v_seq := v_seq + 1;
+          IF p_time > 0 THEN
+            IF p_time <= v_last THEN
+              RAISE EXCEPTION 'time % is not after the last commit''s %', p_time, v_last USING ERRCODE = 'EM003';
+            END IF;
+            v_time := p_time;
+          ELSE
+            v_time := greatest((extract(epoch FROM clock_timestamp()) * 1000000)::bigint, v_last + 1);
+          END IF;
+          UPDATE ember_log_head h SET seq = v_seq, commit_time = v_time WHERE h.db_id = p_db;
           FOR i IN 1 .. coalesce(array_length(p_ids, 1), 0) LOOP
             IF p_expect[i] <> -2 THEN
-              SELECT d.update_seq INTO v_current FROM ember_documents d
+              SELECT d.update_time INTO v_current FROM ember_documents d
                WHERE d.db_id = p_db AND d.parent = p_parents[i] AND d.id = p_ids[i];
               IF (p_expect[i] = -1 AND NOT FOUND) OR (p_expect[i] = 0 AND FOUND)
                  OR (p_expect[i] > 0 AND (NOT FOUND OR v_current <> p_expect[i])) THEN
@@ -77,14 +90,16 @@ enum PostgresSchema {
             END IF;
             IF p_deletes[i] THEN
               DELETE FROM ember_documents d WHERE d.db_id = p_db AND d.parent = p_parents[i] AND d.id = p_ids[i];
+              v_created := 0;
             ELSE
               INSERT INTO ember_documents AS d (db_id, parent, id, collection_id, fields, create_time, update_time, update_seq)
               VALUES (p_db, p_parents[i], p_ids[i], p_collection_ids[i], p_fields[i], v_time, v_time, v_seq)
               ON CONFLICT (db_id, parent, id) DO UPDATE
-                SET fields = excluded.fields, update_time = excluded.update_time, update_seq = excluded.update_seq;
+                SET fields = excluded.fields, update_time = excluded.update_time, update_seq = excluded.update_seq
+              RETURNING d.create_time INTO v_created;
             END IF;
-            INSERT INTO ember_changes (db_id, seq, idx, parent, id, fields, commit_time)
-            VALUES (p_db, v_seq, i, p_parents[i], p_ids[i], CASE WHEN p_deletes[i] THEN NULL ELSE p_fields[i] END, v_time);
+            INSERT INTO ember_changes (db_id, seq, idx, parent, id, fields, create_time, commit_time)
+            VALUES (p_db, v_seq, i, p_parents[i], p_ids[i], CASE WHEN p_deletes[i] THEN NULL ELSE p_fields[i] END, v_created, v_time);
           END LOOP;
           RETURN QUERY SELECT v_seq, v_time;
         END

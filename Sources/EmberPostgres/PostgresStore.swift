@@ -116,8 +116,10 @@ public final class PostgresStore: Sendable {
     // MARK: commits
 
     /// Commits `writes` as one transaction at the database's next log position: all of them, or
-    /// (an expectation not met: ABORTED; any other error) none.
-    public func commit(_ db: Int32, _ writes: [PostgresWrite]) async throws -> CommitPosition {
+    /// (an expectation not met: ABORTED; any other error) none. `time` (µs) is the commit time
+    /// the writer computed its documents with; it must be after the last commit's (else ABORTED:
+    /// the writer catches up and tries again). 0: the server's clock.
+    public func commit(_ db: Int32, _ writes: [PostgresWrite], at time: Int64 = 0) async throws -> CommitPosition {
         var parents: [String] = [], ids: [String] = [], groups: [String] = [], fields: [ByteBuffer] = []
         var deletes: [Bool] = [], expect: [Int64] = []
         for w in writes {
@@ -130,7 +132,7 @@ public final class PostgresStore: Sendable {
         }
         return try await run("committing") { [parents, ids, groups, fields, deletes, expect] client in
             let rows = try await client.query("""
-                SELECT out_seq, out_commit_time FROM ember_commit(\(db), \(parents), \(ids), \(groups), \(fields), \(deletes), \(expect))
+                SELECT out_seq, out_commit_time FROM ember_commit(\(db), \(time), \(parents), \(ids), \(groups), \(fields), \(deletes), \(expect))
                 """)
             for try await (seq, time) in rows.decode((Int64, Int64).self) {
                 return CommitPosition(seq: seq, commitTime: time)
@@ -140,6 +142,37 @@ public final class PostgresStore: Sendable {
     }
 
     // MARK: reads
+
+    /// Every document of `db` with the log head they are current at, read in one snapshot (an
+    /// instance starting, before it tails the log from `head.seq`).
+    public func snapshot(_ db: Int32) async throws -> (head: LogHead, documents: [StoredDocument]) {
+        try await run("reading a snapshot") { client in
+            try await client.withConnection { c in
+                try await c.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", logger: PostgresStore.quiet)
+                do {
+                    var head: LogHead?
+                    for try await (id, epoch, seq, time, floor) in try await c.query(
+                        "SELECT db_id, epoch, seq, commit_time, floor_seq FROM ember_log_head WHERE db_id = \(db)",
+                        logger: PostgresStore.quiet).decode((Int32, Int64, Int64, Int64, Int64).self) {
+                        head = LogHead(db: id, epoch: epoch, seq: seq, commitTime: time, floorSeq: floor)
+                    }
+                    guard let head else { throw EmberError(.notFound, "No database \(db) on this PostgreSQL") }
+                    var docs: [StoredDocument] = []
+                    for try await (parent, id, fields, create, update, seq) in try await c.query("""
+                        SELECT parent, id, fields, create_time, update_time, update_seq FROM ember_documents WHERE db_id = \(db)
+                        """, logger: PostgresStore.quiet).decode((String, String, ByteBuffer, Int64, Int64, Int64).self) {
+                        let key = try DocumentKey(path: ResourcePath(parsing: parent).appending(id))
+                        docs.append(StoredDocument(key: key, fields: Array(buffer: fields), createTime: create, updateTime: update, updateSeq: seq))
+                    }
+                    try await c.query("COMMIT", logger: PostgresStore.quiet)
+                    return (head, docs)
+                } catch {
+                    _ = try? await c.query("ROLLBACK", logger: PostgresStore.quiet)
+                    throw error
+                }
+            }
+        }
+    }
 
     public func document(_ db: Int32, _ key: DocumentKey) async throws -> StoredDocument? {
         let parent = key.path.parent!.canonical, id = key.id
@@ -177,16 +210,17 @@ public final class PostgresStore: Sendable {
     public func changes(_ db: Int32, after seq: Int64, limit: Int = 1000) async throws -> [LoggedChange] {
         try await run("reading the log") { client in
             let rows = try await client.query("""
-                SELECT seq, idx, parent, id, fields, commit_time FROM ember_changes
+                SELECT seq, idx, parent, id, fields, create_time, commit_time FROM ember_changes
                  WHERE db_id = \(db) AND seq > \(seq)
                    AND seq <= coalesce((SELECT max(c.seq) FROM (SELECT seq FROM ember_changes
                                          WHERE db_id = \(db) AND seq > \(seq) ORDER BY seq, idx LIMIT \(limit)) c), \(seq))
                  ORDER BY seq, idx
                 """)
             var out: [LoggedChange] = []
-            for try await (s, idx, parent, id, fields, time) in rows.decode((Int64, Int32, String, String, ByteBuffer?, Int64).self) {
+            for try await (s, idx, parent, id, fields, created, time) in rows.decode((Int64, Int32, String, String, ByteBuffer?, Int64, Int64).self) {
                 let key = try DocumentKey(path: ResourcePath(parsing: parent).appending(id))
-                out.append(LoggedChange(seq: s, index: Int(idx), key: key, fields: fields.map { Array(buffer: $0) }, commitTime: time))
+                out.append(LoggedChange(seq: s, index: Int(idx), key: key, fields: fields.map { Array(buffer: $0) },
+                                        createTime: created, commitTime: time))
             }
             return out
         }
@@ -209,6 +243,7 @@ public final class PostgresStore: Sendable {
             switch state {
             case "EM001"?: return EmberError(.aborted, "A document changed since it was read (\(message))")
             case "EM002"?: return EmberError(.notFound, message)
+            case "EM003"?: return EmberError(.aborted, "Another commit came first (\(message))")
             case "53100"?: return EmberError(.resourceExhausted, "The PostgreSQL server's disk is full: \(message)")
             case "55P03"?, "57P01"?, "57P02"?, "57P03"?: return EmberError(.unavailable, "PostgreSQL: \(message)")
             case let s? where s.hasPrefix("08"): return EmberError(.unavailable, "PostgreSQL: \(message)")
@@ -232,15 +267,15 @@ public struct PostgresWrite: Sendable {
         case none
         case exists
         case absent
-        /// The document is at log position `updateSeq` (it has not changed since it was read).
-        case updateSeq(Int64)
+        /// The document's update time is this (µs): it has not changed since it was read.
+        case updateTime(Int64)
 
         var code: Int64 {
             switch self {
             case .none: return -2
             case .exists: return -1
             case .absent: return 0
-            case .updateSeq(let s): return max(1, s)
+            case .updateTime(let t): return max(1, t)
             }
         }
     }
@@ -280,12 +315,13 @@ public struct StoredDocument: Sendable, Equatable {
 }
 
 /// Responsible for: one write of the log: its commit's position, its index in the commit, the
-/// document and its new fields (nil: deleted).
+/// document, its new fields (nil: deleted) and create time, and the commit's time.
 public struct LoggedChange: Sendable, Equatable {
     public let seq: Int64
     public let index: Int
     public let key: DocumentKey
     public let fields: [UInt8]?
+    public let createTime: Int64
     public let commitTime: Int64
 }
 

@@ -44,7 +44,7 @@ final class PostgresStoreTests: XCTestCase {
         let first = try await store.commit(db, [PostgresWrite(key: key("c/a"), fields: bytes("a1"), expect: .absent),
                                                 PostgresWrite(key: key("c/b"), fields: bytes("b1"))])
         XCTAssertEqual(first.seq, 1)
-        let second = try await store.commit(db, [PostgresWrite(key: key("c/a"), fields: bytes("a2"), expect: .updateSeq(1)),
+        let second = try await store.commit(db, [PostgresWrite(key: key("c/a"), fields: bytes("a2"), expect: .updateTime(first.commitTime)),
                                                  PostgresWrite(key: key("c/b"), fields: nil, expect: .exists)])
         XCTAssertEqual(second.seq, 2)
         XCTAssertGreaterThan(second.commitTime, first.commitTime)
@@ -70,7 +70,7 @@ final class PostgresStoreTests: XCTestCase {
     func testAnExpectationNotMetRollsTheWholeCommitBack() async throws {
         let db = try await store.database(named: name()).db
         _ = try await store.commit(db, [PostgresWrite(key: key("c/a"), fields: bytes("a1"))])
-        for expect: PostgresWrite.Expectation in [.absent, .updateSeq(7)] {
+        for expect: PostgresWrite.Expectation in [.absent, .updateTime(7)] {
             do {
                 _ = try await store.commit(db, [PostgresWrite(key: key("c/x"), fields: bytes("x")),
                                                 PostgresWrite(key: key("c/a"), fields: bytes("a2"), expect: expect)])
@@ -136,6 +136,27 @@ final class PostgresStoreTests: XCTestCase {
                        "commit times increase with positions")
         let v105 = try await store.head(db).seq
         XCTAssertEqual(v105, total)
+    }
+
+    /// A writer's commit time must be after the last commit's; a snapshot reads every document
+    /// with the head it is current at.
+    func testAWritersTimeAndASnapshot() async throws {
+        let db = try await store.database(named: name()).db
+        let first = try await store.commit(db, [PostgresWrite(key: key("c/a"), fields: bytes("a"))], at: 5_000)
+        XCTAssertEqual(first.commitTime, 5_000)
+        do {
+            _ = try await store.commit(db, [PostgresWrite(key: key("c/b"), fields: bytes("b"))], at: 5_000)
+            XCTFail("expected ABORTED")
+        } catch let e as EmberError {
+            XCTAssertEqual(e.code, .aborted)
+        }
+        let later = try await store.commit(db, [PostgresWrite(key: key("c/b"), fields: bytes("b"))])
+        XCTAssertGreaterThan(later.commitTime, 5_000)
+        let snap = try await store.snapshot(db)
+        XCTAssertEqual(snap.head.seq, 2)
+        XCTAssertEqual(Set(snap.documents.map { "\($0.key) \($0.updateSeq)" }), ["c/a 1", "c/b 2"])
+        let log = try await store.changes(db, after: 0)
+        XCTAssertEqual(log.map { $0.createTime }, [5_000, later.commitTime])
     }
 
     func testTheTailNeverSplitsACommit() async throws {
