@@ -50,10 +50,11 @@ enum PostgresSchema {
         // this transaction ends), at the committer's time when it is after the last commit's
         // (p_time 0: the server's clock; a time not after it raises EM003: the committer
         // retries later), then each write's expectation (-2 none, -1 exists, 0 absent, T: its
-        // update_time is T; a mismatch rolls everything back), then the documents and the log.
+        // update_time is T; a mismatch rolls everything back), then the documents and the log
+        // (kind 0 puts, 1 deletes, 2 only checks: a document a transaction read).
         """
         CREATE FUNCTION ember_commit(p_db integer, p_time bigint, p_parents text[], p_ids text[], p_collection_ids text[],
-                                     p_fields bytea[], p_deletes boolean[], p_expect bigint[])
+                                     p_fields bytea[], p_kinds smallint[], p_expect bigint[])
         RETURNS TABLE (out_seq bigint, out_commit_time bigint) LANGUAGE plpgsql VOLATILE AS $$
         DECLARE
           v_seq bigint;
@@ -88,7 +89,8 @@ enum PostgresSchema {
                 RAISE EXCEPTION 'stale: %/%', p_parents[i], p_ids[i] USING ERRCODE = 'EM001';
               END IF;
             END IF;
-            IF p_deletes[i] THEN
+            CONTINUE WHEN p_kinds[i] = 2;
+            IF p_kinds[i] = 1 THEN
               DELETE FROM ember_documents d WHERE d.db_id = p_db AND d.parent = p_parents[i] AND d.id = p_ids[i];
               v_created := 0;
             ELSE
@@ -99,7 +101,7 @@ enum PostgresSchema {
               RETURNING d.create_time INTO v_created;
             END IF;
             INSERT INTO ember_changes (db_id, seq, idx, parent, id, fields, create_time, commit_time)
-            VALUES (p_db, v_seq, i, p_parents[i], p_ids[i], CASE WHEN p_deletes[i] THEN NULL ELSE p_fields[i] END, v_created, v_time);
+            VALUES (p_db, v_seq, i, p_parents[i], p_ids[i], CASE WHEN p_kinds[i] = 1 THEN NULL ELSE p_fields[i] END, v_created, v_time);
           END LOOP;
           RETURN QUERY SELECT v_seq, v_time;
         END

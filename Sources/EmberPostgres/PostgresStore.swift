@@ -121,18 +121,18 @@ public final class PostgresStore: Sendable {
     /// the writer catches up and tries again). 0: the server's clock.
     public func commit(_ db: Int32, _ writes: [PostgresWrite], at time: Int64 = 0) async throws -> CommitPosition {
         var parents: [String] = [], ids: [String] = [], groups: [String] = [], fields: [ByteBuffer] = []
-        var deletes: [Bool] = [], expect: [Int64] = []
+        var kinds: [Int16] = [], expect: [Int64] = []
         for w in writes {
             parents.append(w.key.path.parent!.canonical)
             ids.append(w.key.id)
             groups.append(w.key.collectionGroup)
             fields.append(ByteBuffer(bytes: w.fields ?? []))
-            deletes.append(w.fields == nil)
+            kinds.append(w.checkOnly ? 2 : (w.fields == nil ? 1 : 0))
             expect.append(w.expect.code)
         }
-        return try await run("committing") { [parents, ids, groups, fields, deletes, expect] client in
+        return try await run("committing") { [parents, ids, groups, fields, kinds, expect] client in
             let rows = try await client.query("""
-                SELECT out_seq, out_commit_time FROM ember_commit(\(db), \(time), \(parents), \(ids), \(groups), \(fields), \(deletes), \(expect))
+                SELECT out_seq, out_commit_time FROM ember_commit(\(db), \(time), \(parents), \(ids), \(groups), \(fields), \(kinds), \(expect))
                 """)
             for try await (seq, time) in rows.decode((Int64, Int64).self) {
                 return CommitPosition(seq: seq, commitTime: time)
@@ -261,7 +261,7 @@ enum PostgresStoreError: Error {
 }
 
 /// Responsible for: one document write of a commit: its key, its new fields (Ember's MessagePack;
-/// nil deletes it), and what the committer expects of the document as it is.
+/// nil deletes it), and what the committer expects of the document as it is; or a check only.
 public struct PostgresWrite: Sendable {
     public enum Expectation: Sendable, Equatable {
         case none
@@ -282,11 +282,24 @@ public struct PostgresWrite: Sendable {
     public let key: DocumentKey
     public let fields: [UInt8]?
     public let expect: Expectation
+    /// Only the expectation is checked; nothing is written (a document a transaction read).
+    public let checkOnly: Bool
     public init(key: DocumentKey, fields: [UInt8]?, expect: Expectation = .none) {
         self.key = key
         self.fields = fields
         self.expect = expect
+        self.checkOnly = false
     }
+
+    private init(checking key: DocumentKey, expect: Expectation) {
+        self.key = key
+        self.fields = nil
+        self.expect = expect
+        self.checkOnly = true
+    }
+
+    /// A check of `key` against `expect` that writes nothing.
+    public static func check(_ key: DocumentKey, _ expect: Expectation) -> PostgresWrite { PostgresWrite(checking: key, expect: expect) }
 }
 
 /// Responsible for: where a commit went: its log position and its commit time (µs).

@@ -91,6 +91,19 @@ final class PostgresStoreTests: XCTestCase {
         XCTAssertEqual(v104, 1, "the position is not taken")
         let next = try await store.commit(db, [PostgresWrite(key: key("c/y"), fields: bytes("y"))])
         XCTAssertEqual(next.seq, 2, "no hole")
+        // A check only: refused when the document changed, else nothing written nor logged for it.
+        let a = try await store.document(db, key("c/a"))
+        do {
+            _ = try await store.commit(db, [.check(key("c/a"), .updateTime(1)), PostgresWrite(key: key("c/z"), fields: bytes("z"))])
+            XCTFail("expected ABORTED")
+        } catch let e as EmberError {
+            XCTAssertEqual(e.code, .aborted)
+        }
+        let checked = try await store.commit(db, [.check(key("c/a"), .updateTime(a!.updateTime)), PostgresWrite(key: key("c/z"), fields: bytes("z"))])
+        let logged = try await store.changes(db, after: next.seq)
+        XCTAssertEqual(logged.map { "\($0.seq) \($0.key.id)" }, ["\(checked.seq) z"])
+        let unchanged = try await store.document(db, key("c/a"))
+        XCTAssertEqual(unchanged, a)
     }
 
     /// Committers on several connections, through two stores (two instances), while a tailer
