@@ -115,7 +115,7 @@ var serverTargets: [Target] {
         // The documents and the change log of several `ember serve` instances on one PostgreSQL
         // (docs/scale-out.md). Beside the backend: nothing in the core depends on it.
         .target(name: "EmberPostgres", dependencies: [
-            "EmberModel", "EmberConcurrency",
+            "EmberModel", "EmberBackend", "EmberConcurrency",
             .product(name: "PostgresNIO", package: "postgres-nio"),
             .product(name: "Logging", package: "swift-log"),
         ]),
@@ -146,7 +146,7 @@ var serverTargets: [Target] {
             .product(name: "GRPCNIOTransportHTTP2", package: "grpc-swift-nio-transport"),
         ], path: "bench/server-swift"),
         // On the PostgreSQL a test run starts (Tests/scripts/with_postgres.py).
-        .testTarget(name: "EmberPostgresTests", dependencies: ["EmberPostgres", "EmberModel"]),
+        .testTarget(name: "EmberPostgresTests", dependencies: ["EmberPostgres", "EmberModel", "EmberBackend", "EmberStorage", "EmberConcurrency"]),
         // A Firestore server whose watch messages a test scripts (the SDKs' spec scenarios).
         .target(name: "ScriptedFirestore", dependencies: [
             "EmberFirestoreProto", "EmberConcurrency",

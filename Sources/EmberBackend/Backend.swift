@@ -41,6 +41,11 @@ public final class Backend: @unchecked Sendable { // confined to `queue`; its en
     /// Whether the last refused commit was refused because its transaction could not be stored
     /// (on `queue`; read by `BackendConnection.commitNow` right after the commit).
     private(set) var lastCommitNotStored = false
+    /// With several servers on one store: the log every commit reaches before it is applied
+    /// here (set before the first connection; see `CommitLog`).
+    public var commitLog: CommitLog?
+    /// How many times a commit is computed again when the log says another came first.
+    static let logAttempts = 20
     /// Whether the keys plain sets write are mostly new, from the last ones seen (a saturating
     /// count in -16...16: a new key adds one, an existing key takes one away). While positive,
     /// commits insert such keys without reading them first (`DocumentStore.insertIfAbsent`).
@@ -113,6 +118,11 @@ public final class Backend: @unchecked Sendable { // confined to `queue`; its en
         }
     }
 
+    /// Keeps the clock past `version` (a commit logged by another server).
+    func noteVersion(_ version: Int64) {
+        if version > lastVersion { lastVersion = version }
+    }
+
     /// A strictly increasing clock in µs, close to wall-clock time.
     func nextVersion() -> Int64 {
         queue.assertCurrent()
@@ -128,7 +138,7 @@ public final class Backend: @unchecked Sendable { // confined to `queue`; its en
     /// Applies `mutations` atomically. Returns the commit version and the changed documents
     /// (tombstones for deletes), or the error that refused the whole batch.
     func applyCommit(_ mutations: [Mutation], from origin: BackendConnection, batchId: Int64?,
-                     authorize: CommitAuthorizer? = nil) -> Result<Int64, EmberError> {
+                     authorize: CommitAuthorizer? = nil, reads: [DocumentKey: Int64] = [:], attempt: Int = 0) -> Result<Int64, EmberError> {
         queue.assertCurrent()
         if origin.sharesPersistence, let b = batchId, b <= appliedBatch {
             // Applied before the client restarted, its acknowledgement lost: acknowledge it now.
@@ -173,7 +183,7 @@ public final class Backend: @unchecked Sendable { // confined to `queue`; its en
         // A key whose one write in the batch is a plain set is not read first while such keys
         // are mostly new (`newKeysGuess`): the transaction inserts it, and reads it only when
         // it turns out to be there (`unread`). Its `before` stays nil until then.
-        let guessNew = authorize == nil && newKeysGuess > 0 && store.insertsWithoutReading
+        let guessNew = commitLog == nil && authorize == nil && newKeysGuess > 0 && store.insertsWithoutReading
         var unread = [Bool](repeating: false, count: order.count)
         var before: [Document?] = []
         before.reserveCapacity(order.count)
@@ -248,6 +258,33 @@ public final class Backend: @unchecked Sendable { // confined to `queue`; its en
                 unchanged[i] = true
             }
         }
+        if let log = commitLog {
+            // Logged first: the log orders it among every server's and checks that what it was
+            // computed from is still there; another commit first: catch up and compute it again.
+            var entries: [CommitLogEntry] = []
+            for (i, key) in order.enumerated() {
+                // A document the transaction read must be as it read it; any other as computed.
+                let expected = reads[key] ?? before[i].flatMap { $0.exists ? $0.updateTime : nil } ?? 0
+                entries.append(CommitLogEntry(key: key, document: unchanged[i] ? nil : after[i], expectedUpdateTime: expected))
+            }
+            for (key, time) in reads where slot[key] == nil {
+                entries.append(CommitLogEntry(key: key, document: nil, expectedUpdateTime: time))
+            }
+            switch log.append(version: version, entries: entries) {
+            case .success:
+                break
+            case .failure(let e) where e.code == .aborted:
+                // Another commit came first: catch up, and compute the commit again, unless it is
+                // a transaction's (what it read changed: its client retries the transaction).
+                stored = true   // the version is given back here, not by the deferred reset
+                lastVersion = versionBefore
+                log.catchUp()
+                guard reads.isEmpty, attempt < Backend.logAttempts else { return .failure(e) }
+                return applyCommit(mutations, from: origin, batchId: batchId, authorize: authorize, reads: reads, attempt: attempt + 1)
+            case .failure(let e):
+                return .failure(e)
+            }
+        }
         // The batch is committed only when its transaction is in the file: a storage error (full
         // disk, I/O error, read-only file) refuses the whole batch, like any other refusal, and
         // nothing of it is applied or announced.
@@ -299,15 +336,26 @@ public final class Backend: @unchecked Sendable { // confined to `queue`; its en
         stored = true
         if let m = clockMark { storedClock = m }
         if origin.sharesPersistence, !origin.commitsInline, let b = batchId, persistence.isDurable { appliedBatch = b }
-        var outgoing: [Int: [DocumentKey: Document]] = [:]
-        if batchId != nil { outgoing[origin.id] = [:] }
+        var changes: [(key: DocumentKey, old: Document?, new: Document, unchanged: Bool)] = []
         for (i, key) in order.enumerated() {
             guard let new = after[i] else { continue }
-            let old = before[i]
-            if batchId != nil { outgoing[origin.id]![key] = new }
-            if unchanged[i] { continue }
-            targets.forEachTarget(touching: key) { target in
-                target.noteChange(old: old, new: new) { doc in
+            changes.append((key, before[i], new, unchanged[i]))
+        }
+        announce(changes, version: version, origin: batchId == nil ? nil : (origin, batchId!))
+        return .success(version)
+    }
+
+    /// Tells every connection whose targets a commit changed (and its writer, acknowledging
+    /// `origin`'s batch, every document it wrote).
+    func announce(_ changes: [(key: DocumentKey, old: Document?, new: Document, unchanged: Bool)], version: Int64,
+                  origin: (connection: BackendConnection, batchId: Int64)?) {
+        var outgoing: [Int: [DocumentKey: Document]] = [:]
+        if let o = origin { outgoing[o.connection.id] = [:] }
+        for c in changes {
+            if let o = origin { outgoing[o.connection.id]![c.key] = c.new }
+            if c.unchanged { continue }
+            targets.forEachTarget(touching: c.key) { target in
+                target.noteChange(old: c.old, new: c.new) { doc in
                     outgoing[target.connection.id, default: [:]][doc.key] = doc
                 }
             }
@@ -321,10 +369,9 @@ public final class Backend: @unchecked Sendable { // confined to `queue`; its en
         }
         for (connId, docs) in outgoing {
             guard let conn = connections[connId] else { continue }
-            let ack = connId == origin.id ? batchId : nil
+            let ack = connId == origin?.connection.id ? origin?.batchId : nil
             conn.send(.commit(version: version, documents: Array(docs.values), ack: ack))
         }
-        return .success(version)
     }
 
     // MARK: reads (on `queue`)

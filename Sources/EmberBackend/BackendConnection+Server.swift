@@ -44,18 +44,27 @@ extension BackendConnection {
     private func applyRequestCommit(_ mutations: [Mutation], reads: [DocumentKey: Int64],
                                     authorize: CommitAuthorizer?) -> Result<CommitOutcome, EmberError> {
         backend.queue.assertCurrent()
-        for (key, readTime) in reads {
-            let now = backend.store.get(key).flatMap { $0.exists ? $0.updateTime : nil } ?? 0
-            if now != readTime {
-                return .failure(EmberError(.aborted, "Aborted due to cross-transaction contention. This occurs when multiple transactions attempt to access the same data, requiring Firestore to abort at least one in order to enforce serializability."))
+        if backend.commitLog == nil {
+            for (key, readTime) in reads {
+                let now = backend.store.get(key).flatMap { $0.exists ? $0.updateTime : nil } ?? 0
+                if now != readTime { return .failure(BackendConnection.contention) }
             }
         }
-        return backend.applyCommit(mutations, from: self, batchId: nil, authorize: authorize).map { version in
+        // With a shared log the reads are checked there, against what every server committed.
+        let result = backend.applyCommit(mutations, from: self, batchId: nil, authorize: authorize,
+                                         reads: backend.commitLog == nil ? [:] : reads)
+        if case .failure(let e) = result, e.code == .aborted, backend.commitLog != nil, !reads.isEmpty {
+            return .failure(BackendConnection.contention)
+        }
+        return result.map { version in
             var docs: [DocumentKey: Document] = [:]
             for m in mutations where docs[m.key] == nil { docs[m.key] = backend.lookup(m.key) }
             return CommitOutcome(version: version, documents: docs)
         }
     }
+
+    /// Firestore's answer to a transaction whose reads changed before it committed.
+    static let contention = EmberError(.aborted, "Aborted due to cross-transaction contention. This occurs when multiple transactions attempt to access the same data, requiring Firestore to abort at least one in order to enforce serializability.")
 
     /// Current states of `keys` (tombstones for missing ones) and the read version, read on the
     /// caller's thread when the backend's queue is idle (see `commitWaiting`).

@@ -11,15 +11,20 @@ import GRPCCore
 /// one on an idle backend runs where its request was read, with no thread hand-off there and
 /// back (docs/performance.md); a busy backend holds the caller as it would hold the answer.
 /// Queries and collection listings, which may scan, are answered on the door's queue instead.
+/// With a shared log (`--postgres`) a commit waits on PostgreSQL on the backend's queue, so
+/// nothing waits on that queue from an event loop: every call is answered on the door's queue.
 final class BackendDoor: BackendClient, Sendable {
     let backend: Backend
     private let queue = DispatchQueue(label: "ember.server.door", attributes: .concurrent)
     /// Set once, in `init` (the connection needs `self` as its client).
     private let opened = LockedValueBox<BackendConnection?>(nil)
     private var connection: BackendConnection { opened.current! }
+    /// Whether lookups and commits wait on the backend's queue from the request's thread.
+    private let waits: Bool
 
     init(backend: Backend) {
         self.backend = backend
+        waits = backend.commitLog == nil
         let connection = backend.connect(client: self, queue: queue)
         opened.withLockedValue { $0 = connection }
     }
@@ -28,7 +33,8 @@ final class BackendDoor: BackendClient, Sendable {
     func backend(_ link: any BackendLink, didSend event: BackendEvent) {}
 
     func lookup(_ keys: [DocumentKey]) async -> (documents: [Document], version: Int64) {
-        connection.lookupWaiting(keys)
+        if waits { return connection.lookupWaiting(keys) }
+        return await withCheckedContinuation { c in connection.lookup(keys) { c.resume(returning: ($0.0, $0.1)) } }
     }
 
     /// A query may scan a whole collection: it does not hold the request's thread (an event
@@ -39,7 +45,11 @@ final class BackendDoor: BackendClient, Sendable {
 
     /// `authorize` (the caller's rules) is asked about each document inside the commit.
     func commit(_ mutations: [Mutation], reads: [DocumentKey: Int64] = [:], authorize: CommitAuthorizer? = nil) async throws -> CommitOutcome {
-        try connection.commitWaiting(mutations, reads: reads, authorize: authorize).mapError(RPCError.init(ember:)).get()
+        if waits { return try connection.commitWaiting(mutations, reads: reads, authorize: authorize).mapError(RPCError.init(ember:)).get() }
+        let result = await withCheckedContinuation { c in
+            connection.commit(mutations, reads: reads, authorize: authorize) { c.resume(returning: $0) }
+        }
+        return try result.mapError(RPCError.init(ember:)).get()
     }
 
     func collectionIds(under parent: ResourcePath) async -> [String] {

@@ -36,14 +36,39 @@ def bin_dir():
 
 
 def as_owner(owner):
-    """A preexec function: die with the parent, and drop root to `owner` when running as root."""
+    """A preexec function: drop root to `owner` when running as root, then die with the parent
+    (the parent-death signal is set after setuid, which clears it)."""
     def run():
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
         if owner is not None:
             os.setgid(owner.pw_gid)
             os.setgroups([])
             os.setuid(owner.pw_uid)
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
     return run
+
+
+def stop_on_signals():
+    """SIGTERM and SIGINT end the script through its `finally` (the cluster is removed)."""
+    def raise_exit(signum, frame):
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)   # once: a second signal must not cut the cleanup short
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        raise SystemExit(128 + signum)
+    signal.signal(signal.SIGTERM, raise_exit)
+    signal.signal(signal.SIGINT, raise_exit)
+
+
+def remove_stale_clusters():
+    """Removes the directories of earlier runs killed with SIGKILL (their server died with them)."""
+    for d in glob.glob(os.path.join(tempfile.gettempdir(), "ember-pg-*")):
+        pid_file = os.path.join(d, "data", "postmaster.pid")
+        try:
+            pid = int(open(pid_file).readline())
+            os.kill(pid, 0)
+            continue   # still running: another run's
+        except (OSError, ValueError):
+            pass
+        if time.time() - os.path.getmtime(d) > 60:
+            shutil.rmtree(d, ignore_errors=True)
 
 
 def free_port():
@@ -55,11 +80,14 @@ def free_port():
 def main():
     if len(sys.argv) < 2:
         sys.exit(__doc__)
+    stop_on_signals()
+    remove_stale_clusters()
     bindir = bin_dir()
     owner = pwd.getpwnam("postgres") if os.geteuid() == 0 else None
     root = tempfile.mkdtemp(prefix="ember-pg-")
     data = os.path.join(root, "data")
     server = None
+    command = None
     try:
         if owner is not None:
             os.chown(root, owner.pw_uid, owner.pw_gid)
@@ -88,8 +116,14 @@ def main():
                         "-q", "-c", "CREATE DATABASE ember"], check=True, timeout=60)
         env = dict(os.environ, EMBER_TEST_POSTGRES_URL=f"postgresql://ember@127.0.0.1:{port}/ember",
                    EMBER_TEST_POSTGRES_BIN=bindir)
-        return subprocess.call(sys.argv[1:], env=env)
+        # The command stays in this script's process group (a watchdog above stops the whole
+        # group) and dies with this script.
+        command = subprocess.Popen(sys.argv[1:], env=env, preexec_fn=as_owner(None))
+        return command.wait()
     finally:
+        if command is not None and command.poll() is None:
+            command.kill()
+            command.wait()
         if server is not None and server.poll() is None:
             server.send_signal(signal.SIGQUIT)   # immediate shutdown
             try:

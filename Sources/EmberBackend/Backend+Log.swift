@@ -1,0 +1,43 @@
+import EmberModel
+
+/// Another server's commits, as the shared log (`CommitLog`) hands them over: stored here as
+/// they are and announced to the connections whose targets they change, in the log's order.
+extension Backend {
+    /// Applies a commit another server logged at `version` (tombstones for deletes). On the
+    /// backend's queue, from the `CommitLog` only. A document this store cannot take is left out
+    /// (memory stores take every one).
+    public func applyLogged(version: Int64, documents: [Document]) {
+        queue.assertCurrent()
+        noteVersion(version)
+        var changes: [(key: DocumentKey, old: Document?, new: Document, unchanged: Bool)] = []
+        _ = try? persistence.runTransaction("logged commit") {
+            changes.removeAll()
+            for d in documents {
+                let old = store.get(d.key)
+                if d.exists { store.put(d) } else { store.remove(d.key) }
+                changes.append((d.key, old.flatMap { $0.exists ? $0 : nil }, d, false))
+            }
+        }
+        announce(changes, version: version, origin: nil)
+    }
+
+    /// Loads documents that are current at `version` without announcing them (a server starting
+    /// from the shared store's snapshot, before any connection listens).
+    public func loadLogged(version: Int64, documents: [Document]) throws {
+        queue.assertCurrent()
+        noteVersion(version)
+        try persistence.runTransaction("load") {
+            for d in documents where d.exists { store.put(d) }
+        }
+    }
+
+    /// Runs `body` on the backend's queue and waits for it (not from the queue itself).
+    public func onQueue<T>(_ body: () throws -> T) rethrows -> T {
+        try queue.sync { try body() }
+    }
+
+    /// Runs `body` on the backend's queue, later.
+    public func onQueueAsync(_ body: @escaping @Sendable () -> Void) {
+        queue.async(execute: body)
+    }
+}

@@ -1,0 +1,172 @@
+import Dispatch
+import EmberBackend
+import EmberConcurrency
+import EmberModel
+
+/// Responsible for: a backend's `CommitLog` on PostgreSQL, so several `ember serve` instances
+/// share one order of commits (docs/scale-out.md). At attach it loads the database's snapshot
+/// into the backend (a memory store) and remembers the position it is current at; every commit
+/// of this backend is then one `PostgresStore.commit` at that commit's time, expecting every
+/// document it was computed from to be unchanged; before the backend applies it, every commit
+/// before it in the log (other instances') is applied through `Backend.applyLogged`. A tailer
+/// applies the others' commits as they come (it polls the log; nothing depends on NOTIFY).
+/// Positions are applied exactly once, in order: the last one applied is the backend's.
+///
+///     let log = try await PostgresCommitLog.attach(to: backend, store: store, database: "ember")
+public final class PostgresCommitLog: CommitLog, @unchecked Sendable { // state on the backend's queue or in boxes
+    private let store: PostgresStore
+    private let db: Int32
+    private unowned let backend: Backend
+    /// The last position applied to the backend (written on its queue; read by the tailer).
+    private let applied: LockedValueBox<Int64>
+    private let tailing = LockedValueBox<Task<Void, Never>?>(nil)
+    /// The log's epoch (a resume token's), and the seconds between polls of an idle log.
+    public let epoch: Int64
+    static let pollInterval = 0.002
+
+    private init(store: PostgresStore, db: Int32, backend: Backend, applied: Int64, epoch: Int64) {
+        self.store = store
+        self.db = db
+        self.backend = backend
+        self.applied = LockedValueBox(applied)
+        self.epoch = epoch
+    }
+
+    /// Loads the snapshot of log `database` into `backend`, makes this its commit log, and starts
+    /// tailing. Before the backend's first connection.
+    public static func attach(to backend: Backend, store: PostgresStore, database: String) async throws -> PostgresCommitLog {
+        let head = try await store.database(named: database)
+        let snapshot = try await store.snapshot(head.db)
+        let docs = snapshot.documents.map {
+            Document(key: $0.key, storedFields: $0.fields, version: $0.updateTime, createTime: $0.createTime, updateTime: $0.updateTime)
+        }
+        let log = PostgresCommitLog(store: store, db: head.db, backend: backend, applied: snapshot.head.seq, epoch: snapshot.head.epoch)
+        try backend.onQueue {
+            try backend.loadLogged(version: snapshot.head.commitTime, documents: docs)
+            backend.commitLog = log
+        }
+        log.startTailing()
+        return log
+    }
+
+    /// The last position applied to the backend.
+    public var appliedPosition: Int64 { applied.current }
+    /// The log's database id in the store.
+    public var databaseId: Int32 { db }
+
+    /// Applies every commit logged so far and returns (tests; not on the backend's queue).
+    public func catchUpWaiting() {
+        backend.onQueue { catchUp() }
+    }
+
+    /// Stops tailing (the store is the caller's to close).
+    public func stop() {
+        tailing.withLockedValue { $0?.cancel(); $0 = nil }
+    }
+
+    // MARK: CommitLog (on the backend's queue)
+
+    public func append(version: Int64, entries: [CommitLogEntry]) -> Result<Void, EmberError> {
+        let writes = entries.map { e -> PostgresWrite in
+            let expect: PostgresWrite.Expectation = e.expectedUpdateTime == 0 ? .absent : .updateTime(e.expectedUpdateTime)
+            guard let d = e.document else { return .check(e.key, expect) }
+            return PostgresWrite(key: e.key, fields: d.exists ? (d.storedFields ?? ValueMessagePack.encode(.map(d.data))) : nil, expect: expect)
+        }
+        let store = self.store, db = self.db
+        switch PostgresCommitLog.blocking({ try await store.commit(db, writes, at: version) }) {
+        case .failure(let e):
+            return .failure(e as? EmberError ?? EmberError(.internal, "\(e)"))
+        case .success(let position):
+            // Every commit before it first, in order. Should they not be readable now, this one
+            // is not applied here either: the tailer applies them all, in order, later, and the
+            // writer hears UNAVAILABLE (its commit's outcome unknown, as when a reply is lost).
+            guard apply(through: position.seq - 1) else {
+                return .failure(EmberError(.unavailable, "The commit was stored, but PostgreSQL did not answer afterwards"))
+            }
+            applied.withLockedValue { $0 = position.seq }
+            return .success(())
+        }
+    }
+
+    public func catchUp() {
+        _ = apply(through: nil)
+    }
+
+    /// Applies the log up to `limit` (nil: its head); false when it could not be read.
+    private func apply(through limit: Int64?) -> Bool {
+        let store = self.store, db = self.db
+        while true {
+            let from = applied.current
+            if let limit, from >= limit { return true }
+            guard case .success(let changes) = PostgresCommitLog.blocking({ try await store.changes(db, after: from, limit: 2000) }) else {
+                return false
+            }
+            if changes.isEmpty { return limit == nil }
+            applyChanges(changes, through: limit)
+        }
+    }
+
+    /// Applies the commits of `changes` that come next, in order, up to `limit`. On the queue.
+    private func applyChanges(_ changes: [LoggedChange], through limit: Int64?) {
+        var i = 0
+        while i < changes.count {
+            let seq = changes[i].seq
+            if let limit, seq > limit { return }
+            var docs: [Document] = []
+            var j = i
+            while j < changes.count && changes[j].seq == seq {
+                let c = changes[j]
+                docs.append(c.fields.map { Document(key: c.key, storedFields: $0, version: c.commitTime, createTime: c.createTime, updateTime: c.commitTime) }
+                            ?? Document.missing(c.key, version: c.commitTime))
+                j += 1
+            }
+            if seq == applied.current + 1 {
+                backend.applyLogged(version: changes[i].commitTime, documents: docs)
+                applied.withLockedValue { $0 = seq }
+            }
+            i = j
+        }
+    }
+
+    // MARK: the tailer
+
+    private func startTailing() {
+        let store = self.store, db = self.db
+        let task = Task { [weak self] in
+            while !Task.isCancelled {
+                guard let from = self?.applied.current else { return }
+                let changes = (try? await store.changes(db, after: from, limit: 2000)) ?? []
+                if changes.isEmpty {
+                    try? await Task.sleep(for: .milliseconds(Int64(PostgresCommitLog.pollInterval * 1000)))
+                    continue
+                }
+                guard let me = self else { return }
+                await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
+                    me.backend.onQueueAsync {
+                        me.applyChanges(changes, through: nil)
+                        c.resume()
+                    }
+                }
+            }
+        }
+        tailing.withLockedValue { $0 = task }
+    }
+
+    /// Waits for an async call from a thread that may block (the backend's queue, never an event
+    /// loop): every store call is bounded by its operation timeout.
+    static func blocking<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) -> Result<T, Error> {
+        let box = LockedValueBox<Result<T, Error>?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        Task {
+            do {
+                let v = try await body()
+                box.withLockedValue { $0 = .success(v) }
+            } catch {
+                box.withLockedValue { $0 = .failure(error) }
+            }
+            done.signal()
+        }
+        done.wait()
+        return box.current!
+    }
+}

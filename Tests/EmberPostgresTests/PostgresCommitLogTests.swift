@@ -1,0 +1,147 @@
+import Dispatch
+import EmberBackend
+import EmberConcurrency
+import EmberModel
+@testable import EmberPostgres
+import EmberStorage
+import Foundation
+import XCTest
+
+/// Several backends (instances of `ember serve`) sharing one log on the test run's PostgreSQL:
+/// every listener on every instance sees every commit once, in the log's order; transactions
+/// through different instances lose no update; an instance that starts late loads the snapshot
+/// and follows the log.
+final class PostgresCommitLogTests: XCTestCase {
+    /// The `.commit` events a connection received, in order (its listen result is not one).
+    final class Recorder: BackendClient, @unchecked Sendable {
+        private let box = ConditionBox<[(version: Int64, docs: [Document])]>([])
+        func backend(_ link: any BackendLink, didSend event: BackendEvent) {
+            if case .commit(let version, let docs, _) = event { box.update { $0.append((version, docs)) } }
+        }
+        var commits: [(version: Int64, docs: [Document])] { box.update { $0 } }
+        func wait(documents n: Int, timeout: Double = 30) -> Bool {
+            box.wait(until: { $0.reduce(0) { $0 + $1.docs.count } >= n }, deadline: Deadline(secondsFromNow: timeout)) { _ in true } ?? false
+        }
+    }
+
+    /// One instance: a memory backend following the shared log.
+    struct Instance {
+        let backend: Backend
+        let log: PostgresCommitLog
+        let store: PostgresStore
+        let connection: BackendConnection
+        let recorder: Recorder
+        let queue = DispatchQueue(label: "test.instance")
+    }
+
+    private var instances: [Instance] = []
+    private var logName = ""
+
+    private var url: String {
+        get throws {
+            guard let url = ProcessInfo.processInfo.environment["EMBER_TEST_POSTGRES_URL"] else {
+                throw XCTSkip("EMBER_TEST_POSTGRES_URL is not set: run under Tests/scripts/with_postgres.py (make test does)")
+            }
+            return url
+        }
+    }
+
+    override func setUp() { logName = "test-log-" + UUID().uuidString }
+
+    override func tearDown() {
+        for i in instances {
+            i.log.stop()
+            i.backend.flush()
+            i.store.close()
+        }
+        instances = []
+    }
+
+    private func start() async throws -> Instance {
+        let store = try await PostgresStore.open(url: try url)
+        let backend = Backend(persistence: MemoryPersistence())
+        let log = try await PostgresCommitLog.attach(to: backend, store: store, database: logName)
+        let recorder = Recorder()
+        let connection = backend.connect(client: recorder, queue: DispatchQueue(label: "test.delivery"))
+        connection.listen(targetId: 1, query: Query(collection: try ResourcePath(parsing: "c")), knownKeys: [])
+        let i = Instance(backend: backend, log: log, store: store, connection: connection, recorder: recorder)
+        instances.append(i)
+        return i
+    }
+
+    private func set(_ path: String, _ n: Int64) -> Mutation {
+        Mutation(key: try! DocumentKey(parsing: path), kind: .set(MapValue(["n": .int(n)])))
+    }
+
+    func testCommitsThroughTwoInstancesReachEveryListenerOnceInOrder() async throws {
+        let a = try await start(), b = try await start()
+        for i in 0..<40 {
+            let through = i % 2 == 0 ? a : b
+            _ = try through.connection.commitWaiting([set("c/d\(i)", Int64(i))]).get()
+        }
+        XCTAssertTrue(a.recorder.wait(documents: 40))
+        XCTAssertTrue(b.recorder.wait(documents: 40))
+        // The same commits, at the same versions, in the same order, on both.
+        let seenA = a.recorder.commits.map { "\($0.version) \($0.docs.map { $0.key.id })" }
+        let seenB = b.recorder.commits.map { "\($0.version) \($0.docs.map { $0.key.id })" }
+        XCTAssertEqual(seenA.count, 40)
+        XCTAssertEqual(seenA, seenB)
+        XCTAssertEqual(a.recorder.commits.map { $0.docs.first!.key.id }, (0..<40).map { "d\($0)" })
+        let versions = a.recorder.commits.map { $0.version }
+        XCTAssertEqual(versions, versions.sorted())
+        XCTAssertEqual(Set(versions).count, 40)
+    }
+
+    /// Read-modify-write transactions on one counter through two instances at once: each
+    /// commit expects the counter as it read it; a refused one reads again. None is lost.
+    func testConcurrentIncrementsThroughTwoInstancesLoseNothing() async throws {
+        let a = try await start(), b = try await start()
+        let counter = try DocumentKey(parsing: "c/counter")
+        _ = try a.connection.commitWaiting([set("c/counter", 0)]).get()
+        let perWorker = 15, workers = 4
+        let aborted = LockedValueBox(0)
+        let group = DispatchGroup()
+        for w in 0..<workers {
+            let through = w % 2 == 0 ? a : b
+            group.enter()
+            Thread.detachNewThread {
+                defer { group.leave() }
+                var done = 0
+                while done < perWorker {
+                    let (docs, _) = through.connection.lookupWaiting([counter])
+                    let current = docs[0]
+                    guard case .int(let n)? = current.data["n"] else { usleep(1000); continue }   // not here yet
+                    let result = through.connection.commitWaiting([Mutation(key: counter, kind: .set(MapValue(["n": .int(n + 1)])))],
+                                                                  reads: [counter: current.exists ? current.updateTime : 0])
+                    switch result {
+                    case .success: done += 1
+                    case .failure(let e) where e.code == .aborted: aborted.withLockedValue { $0 += 1 }
+                    case .failure(let e): XCTFail("\(e)"); return
+                    }
+                }
+            }
+        }
+        XCTAssertEqual(group.wait(timeout: .now() + 120), .success)
+        let total = Int64(perWorker * workers)
+        let stored = try await a.store.document(a.log.databaseId, counter)
+        let final = stored.flatMap { try? ValueMessagePack.decode($0.fields) }
+        XCTAssertEqual(final, .map(MapValue(["n": .int(total)])), "every increment is in PostgreSQL (\(aborted.current) retried)")
+        for i in [a, b] {
+            i.log.catchUpWaiting()
+            let (docs, _) = i.connection.lookupWaiting([counter])
+            XCTAssertEqual(docs[0].data["n"], .int(total))
+        }
+    }
+
+    func testAnInstanceStartingLateLoadsTheSnapshotThenFollows() async throws {
+        let a = try await start()
+        for i in 0..<5 { _ = try a.connection.commitWaiting([set("c/e\(i)", Int64(i))]).get() }
+        let late = try await start()
+        let (docs, _) = late.connection.lookupWaiting((0..<5).map { try! DocumentKey(parsing: "c/e\($0)") })
+        XCTAssertEqual(docs.map { $0.exists }, [true, true, true, true, true])
+        XCTAssertEqual(late.log.appliedPosition, a.log.appliedPosition)
+        _ = try a.connection.commitWaiting([set("c/after", 9)]).get()
+        XCTAssertTrue(late.recorder.wait(documents: 1), "the commit after its listen result")
+        XCTAssertEqual(late.recorder.commits.last?.docs.map { $0.key.id }, ["after"])
+    }
+}
