@@ -380,10 +380,10 @@ server-venv: $(SERVER_PY)
 server-bin: deps
 	$(SWIFT) build -j $(JOBS) --product ember
 
-# The differential tests (the same client scripts against the emulator and ember serve) and the
-# multi-process tests.
-test-server: server-bin server-venv
-	EMBER_BIN=$(EMBER_BIN) $(WATCHDOG) $(SERVER_PY) -m pytest -q -p no:cacheprovider -o faulthandler_timeout=300 Tests/server
+# The differential tests (the same client scripts against the emulator and ember serve), the
+# multi-process tests, and instances sharing a PostgreSQL (test_postgres.py, on the run's own).
+test-server: server-bin server-venv postgres-deps
+	EMBER_BIN=$(EMBER_BIN) $(WATCHDOG) $(PYTHON) Tests/scripts/with_postgres.py $(SERVER_PY) -m pytest -q -p no:cacheprovider -o faulthandler_timeout=300 Tests/server
 
 # The tree on ember serve: REST write -> SSE event, fan-out to 1,000 streams, pushes/s.
 .PHONY: bench-tree-server

@@ -100,6 +100,7 @@ var serverTargets: [Target] {
         ]),
         .target(name: "EmberServer", dependencies: [
             "EmberModel", "EmberStorage", "EmberBackend", "EmberConcurrency", "EmberWire", "EmberFirestoreProto", "EmberRules", "EmberTreeRules",
+            "EmberPostgres",
             .product(name: "JWTKit", package: "jwt-kit"),
             .product(name: "NIOSSL", package: "swift-nio-ssl"),
             .product(name: "NIOCore", package: "swift-nio"),

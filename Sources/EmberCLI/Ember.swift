@@ -38,6 +38,9 @@ struct Serve: AsyncParsableCommand {
     @Flag(help: "Keep the data in memory only (nothing survives a restart); --path is ignored.")
     var memory = false
 
+    @Option(help: "Keep the documents on this PostgreSQL (postgresql://user@host:port/database), shared by every instance started on it; --path is then not used (the tree stays in each instance's memory).")
+    var postgres: String?
+
     @Option(help: "The address to listen on (a non-loopback one needs --rules, and TLS unless --insecure).")
     var host: String = "127.0.0.1"
 
@@ -124,6 +127,7 @@ struct Serve: AsyncParsableCommand {
             c.jwks = try jwks.map { try Serve.read($0, "JWKS file") }
             c.adminToken = try adminTokenFile.map { try Serve.read($0, "admin token file").trimmingCharacters(in: .whitespacesAndNewlines) }
             c.tokenIssuer = tokenIssuer
+            c.postgres = postgres
             c.tlsCertificatePath = tlsCert
             c.tlsKeyPath = tlsKey
             c.insecure = insecure

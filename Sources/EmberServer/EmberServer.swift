@@ -1,5 +1,6 @@
 import EmberBackend
 import EmberModel
+import EmberPostgres
 import EmberRules
 import EmberTreeRules
 import EmberStorage
@@ -72,6 +73,9 @@ public final class EmberServer: @unchecked Sendable { // set up in `init`, then 
         /// every namespace without its own. Nil: locked with Firestore `rules`, else open
         /// (loopback only).
         public var databaseRules: String?
+        /// Keep the documents on this PostgreSQL (`postgresql://user@host:port/database`), shared
+        /// with every instance started on it (docs/scale-out.md); `path` is then not used for them.
+        public var postgres: String?
 
         public init(host: String = "127.0.0.1", port: Int = 8080, path: String? = nil,
                     maxRequestBytes: Int = 16 << 20, maxConcurrentStreams: Int = 10_000,
@@ -99,6 +103,8 @@ public final class EmberServer: @unchecked Sendable { // set up in `init`, then 
     public let configuration: Configuration
     let logger: Logger
     private let persistence: Persistence
+    /// With `--postgres`: the shared store and this instance's log on it.
+    private let postgres: (store: PostgresStore, log: PostgresCommitLog)?
     private let door: BackendDoor
     private let streams = StreamRegistry()
     private let service: FirestoreService
@@ -143,10 +149,25 @@ public final class EmberServer: @unchecked Sendable { // set up in `init`, then 
         }
         self.configuration = configuration
         self.logger = logger
-        if let path = configuration.path {
-            persistence = try SQLitePersistence(path: path)
-        } else {
+        if let url = configuration.postgres {
+            // The documents are PostgreSQL's: this instance keeps a copy in memory, loaded from
+            // its snapshot and kept up by the shared log.
             persistence = MemoryPersistence()
+            let store = try await PostgresStore.open(url: url)
+            let backend = Backend(persistence: persistence)
+            let log: PostgresCommitLog
+            do {
+                log = try await PostgresCommitLog.attach(to: backend, store: store, database: "ember")
+            } catch {
+                store.close()
+                throw error
+            }
+            postgres = (store, log)
+            door = BackendDoor(backend: backend)
+        } else {
+            persistence = try configuration.path.map { try SQLitePersistence(path: $0) } ?? MemoryPersistence()
+            postgres = nil
+            door = BackendDoor(backend: Backend(persistence: persistence))
         }
         let rules: Rules?
         do {
@@ -162,7 +183,6 @@ public final class EmberServer: @unchecked Sendable { // set up in `init`, then 
             persistence.close()
             throw error
         }
-        door = BackendDoor(backend: Backend(persistence: persistence))
         let access = AccessControl(rules: rules, backend: door.backend, issuerTemplate: configuration.tokenIssuer)
         let service = FirestoreService(door: door, streams: streams, access: access,
                                        outputLimits: .init(bound: configuration.maxQueuedOutputBytes, grace: configuration.stalledOutputGrace))
@@ -256,7 +276,7 @@ public final class EmberServer: @unchecked Sendable { // set up in `init`, then 
             group.addTask {
                 if let port = try? await self.listeningPort {
                     self.logger.info("started", metadata: ["event": "start", "host": "\(self.configuration.host)", "port": "\(port)",
-                                                          "store": "\(self.configuration.path ?? ":memory:")",
+                                                          "store": "\(self.storeDescription)",
                                                           "rules": "\(self.configuration.rules == nil ? "none (everything allowed)" : "on")",
                                                           "database_rules": "\(self.configuration.databaseRules != nil ? "file" : (self.configuration.rules == nil ? "open" : "locked (admin only)"))",
                                                           "max_connections": "\(self.connectionGuard.limit)",
@@ -281,11 +301,22 @@ public final class EmberServer: @unchecked Sendable { // set up in `init`, then 
     /// Ends the backend's work and closes the file, with the clock's exact last version stored
     /// (on either way of stopping), so the next start does not begin a lease ahead.
     private func closeStore() {
+        postgres?.log.stop()
         door.backend.flush()
         door.close()
         treeDoor.close()
         door.backend.storeExactClock()
         persistence.close()
+        postgres?.store.close()
+    }
+
+    /// Where the documents are, for the start line (a PostgreSQL URL without its password).
+    var storeDescription: String {
+        if let url = configuration.postgres, var c = URLComponents(string: url) {
+            c.password = nil
+            return "postgresql " + (c.string ?? "")
+        }
+        return configuration.path ?? ":memory:"
     }
 
     /// The port bound (the one asked for, or the one picked for port 0); waits for the bind.
