@@ -118,6 +118,8 @@ var serverTargets: [Target] {
         .target(name: "EmberPostgres", dependencies: [
             "EmberModel", "EmberBackend", "EmberConcurrency",
             .product(name: "PostgresNIO", package: "postgres-nio"),
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "Logging", package: "swift-log"),
         ]),
         // A server as the core's backend: a BackendLink over the Listen and Write

@@ -31,6 +31,13 @@ extension Backend {
         }
     }
 
+    /// With a shared log, applies every commit logged so far before a read (a listen, a lookup, a
+    /// query), so a read sees every commit acknowledged before it began, on any server.
+    func readBarrier() {
+        queue.assertCurrent()
+        commitLog?.catchUp()
+    }
+
     /// Runs `body` on the backend's queue and waits for it (not from the queue itself).
     public func onQueue<T>(_ body: () throws -> T) rethrows -> T {
         try queue.sync { try body() }

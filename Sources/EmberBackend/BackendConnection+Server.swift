@@ -69,7 +69,10 @@ extension BackendConnection {
     /// Current states of `keys` (tombstones for missing ones) and the read version, read on the
     /// caller's thread when the backend's queue is idle (see `commitWaiting`).
     public func lookupWaiting(_ keys: [DocumentKey]) -> ([Document], Int64) {
-        backend.queue.sync { [backend = self.backend] in backend.lookup(keys) }
+        backend.queue.sync { [backend = self.backend] in
+            backend.readBarrier()
+            return backend.lookup(keys)
+        }
     }
 
     /// The ids of the collections under `parent` (a document path or the root) that hold a

@@ -106,6 +106,7 @@ public final class BackendConnection: @unchecked Sendable { // sends on the back
     /// Starts watching `query` as `targetId`: a `.listenResult` follows, then `.commit` events.
     public func listen(targetId: Int, query: Query, knownKeys: [DocumentKey]) {
         backend.queue.async { [self, backend = self.backend] in
+            backend.readBarrier()
             let target = BackendTarget(connection: self, id: targetId, query: query)
             let docs = target.start(with: backend.scan(query))
             backend.targets.add(target)
@@ -123,12 +124,16 @@ public final class BackendConnection: @unchecked Sendable { // sends on the back
 
     /// Current states of `keys` (tombstones for missing ones) and the read version.
     public func lookup(_ keys: [DocumentKey], completion: @escaping @Sendable (([Document], Int64)) -> Void) {
-        backend.queue.async { [self, backend = self.backend] in reply(backend.lookup(keys), completion) }
+        backend.queue.async { [self, backend = self.backend] in
+            backend.readBarrier()
+            reply(backend.lookup(keys), completion)
+        }
     }
 
     /// Runs a query once: its result, plus the current state of known keys not in it.
     public func runQuery(_ query: Query, knownKeys: [DocumentKey], completion: @escaping @Sendable (([Document], [Document], Int64)) -> Void) {
         backend.queue.async { [self, backend = self.backend] in
+            backend.readBarrier()
             let docs = backend.run(query)
             reply((docs, backend.resolve(knownKeys, excluding: docs), backend.lastVersion), completion)
         }

@@ -23,6 +23,8 @@ public final class PostgresCommitLog: CommitLog, @unchecked Sendable { // state 
     /// The log's epoch (a resume token's), and the seconds between polls of an idle log.
     public let epoch: Int64
     static let pollInterval = 0.002
+    /// Where the tasks a blocked backend queue waits for start (the store then runs its own).
+    static let waiter = PostgresExecutor()
 
     private init(store: PostgresStore, db: Int32, backend: Backend, applied: Int64, epoch: Int64) {
         self.store = store
@@ -157,7 +159,9 @@ public final class PostgresCommitLog: CommitLog, @unchecked Sendable { // state 
     static func blocking<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) -> Result<T, Error> {
         let box = LockedValueBox<Result<T, Error>?>(nil)
         let done = DispatchSemaphore(value: 0)
-        Task {
+        // Not on the global executor: in `ember serve` its threads are the event loops, one of
+        // which may be waiting for the backend's queue this call blocks.
+        Task(executorPreference: PostgresCommitLog.waiter) {
             do {
                 let v = try await body()
                 box.withLockedValue { $0 = .success(v) }

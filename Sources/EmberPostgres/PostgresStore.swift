@@ -3,6 +3,7 @@ import EmberModel
 import Foundation
 import Logging
 import NIOCore
+import NIOPosix
 import PostgresNIO
 
 /// Responsible for: Ember's documents and change log in one PostgreSQL database, shared by every
@@ -27,10 +28,17 @@ public final class PostgresStore: Sendable {
     /// Logs nothing (postgres-nio's default).
     static let quiet = Logger(label: "ember.postgres", factory: { _ in SwiftLogNoOpLogHandler() })
 
-    private init(client: PostgresClient, operationTimeout: Double) {
+    /// Where the pool and every operation run, and the event loop of the connections: neither
+    /// is shared with the process (see `PostgresExecutor`).
+    let executor: PostgresExecutor
+    private let loops: MultiThreadedEventLoopGroup
+
+    private init(client: PostgresClient, loops: MultiThreadedEventLoopGroup, executor: PostgresExecutor, operationTimeout: Double) {
         self.client = client
+        self.loops = loops
+        self.executor = executor
         self.operationTimeout = operationTimeout
-        running = Task { await client.run() }
+        running = Task(executorPreference: executor) { await client.run() }
     }
 
     /// Connects to `url` (`postgresql://user[:password]@host[:port]/database[?sslmode=disable|prefer|require]`),
@@ -41,10 +49,14 @@ public final class PostgresStore: Sendable {
     public static func open(url: String, maxConnections: Int = 8, connectTimeout: Double = 10,
                             operationTimeout: Double = 10) async throws -> PostgresStore {
         let config = try configuration(url: url, maxConnections: maxConnections, connectTimeout: connectTimeout)
-        let store = PostgresStore(client: PostgresClient(configuration: config, backgroundLogger: quiet), operationTimeout: operationTimeout)
+        let loops = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let store = PostgresStore(client: PostgresClient(configuration: config, eventLoopGroup: loops, backgroundLogger: quiet),
+                                  loops: loops, executor: PostgresExecutor(), operationTimeout: operationTimeout)
         do {
             let client = store.client
-            try await bounded(connectTimeout + operationTimeout, "connecting and migrating") { try await PostgresSchema.migrate(client) }
+            try await Task(executorPreference: store.executor) {
+                try await bounded(connectTimeout + operationTimeout, "connecting and migrating") { try await PostgresSchema.migrate(client) }
+            }.value
         } catch {
             store.close()
             throw PostgresStore.mapped(error)
@@ -81,8 +93,11 @@ public final class PostgresStore: Sendable {
         return config
     }
 
-    /// Stops the pool; calls after it fail. Idempotent.
-    public func close() { running.cancel() }
+    /// Stops the pool and its event loop; calls after it fail. Idempotent.
+    public func close() {
+        running.cancel()
+        loops.shutdownGracefully { _ in }
+    }
 
     deinit { running.cancel() }
 
@@ -361,9 +376,11 @@ extension PostgresStore {
 
     /// `body` bounded by the store's operation timeout, its errors mapped.
     func run<T: Sendable>(_ what: String, _ body: @escaping @Sendable (PostgresClient) async throws -> T) async throws -> T {
-        let client = self.client
+        let client = self.client, timeout = operationTimeout
         do {
-            return try await PostgresStore.bounded(operationTimeout, what) { try await body(client) }
+            return try await Task(executorPreference: executor) {
+                try await PostgresStore.bounded(timeout, what) { try await body(client) }
+            }.value
         } catch {
             throw PostgresStore.mapped(error)
         }

@@ -133,6 +133,18 @@ final class PostgresCommitLogTests: XCTestCase {
         }
     }
 
+    /// A read on one instance sees every commit acknowledged on another before it began (the
+    /// read catches up with the log first), not only what the tailer has applied.
+    func testAReadOnOneInstanceSeesWhatAnotherAcknowledged() async throws {
+        let a = try await start(), b = try await start()
+        let key = try DocumentKey(parsing: "c/fresh")
+        for i in 1...20 {
+            _ = try a.connection.commitWaiting([set("c/fresh", Int64(i))]).get()
+            let (docs, _) = b.connection.lookupWaiting([key])
+            XCTAssertEqual(docs[0].data["n"], .int(Int64(i)), "read \(i) on the other instance")
+        }
+    }
+
     func testAnInstanceStartingLateLoadsTheSnapshotThenFollows() async throws {
         let a = try await start()
         for i in 0..<5 { _ = try a.connection.commitWaiting([set("c/e\(i)", Int64(i))]).get() }
