@@ -134,7 +134,9 @@ public final class PostgresCommitLog: CommitLog, @unchecked Sendable { // state 
 
     private func startTailing() {
         let store = self.store, db = self.db
-        let task = Task { [weak self] in
+        // On a queue of its own: it must not wait for threads of the global executor, which a
+        // caller may be holding (blocked on the backend's queue).
+        let task = Task(executorPreference: PostgresExecutor()) { [weak self] in
             while !Task.isCancelled {
                 guard let from = self?.applied.current else { return }
                 let changes = (try? await store.changes(db, after: from, limit: 2000)) ?? []

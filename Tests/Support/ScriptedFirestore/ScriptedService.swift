@@ -31,13 +31,7 @@ struct ScriptedService: P.SimpleServiceProtocol {
             sink.yield(.end)
         }
         defer { reading.cancel() }
-        for await o in out {
-            switch o {
-            case .message(let m): try await response.write(m)
-            case .fail(let e): throw e
-            case .end: return
-            }
-        }
+        try await ScriptedService.play(out, to: response)
     }
 
     static func seen(_ r: ListenRequest) -> ListenSeen {
@@ -107,6 +101,11 @@ struct ScriptedService: P.SimpleServiceProtocol {
             sink.yield(.end)
         }
         defer { reading.cancel() }
+        try await ScriptedService.play(out, to: response)
+    }
+
+    /// Writes what the test queued for a stream until it ends it (or fails it with an error).
+    static func play<M: Sendable>(_ out: AsyncStream<ScriptState.Outgoing<M>>, to response: RPCWriter<M>) async throws {
         for await o in out {
             switch o {
             case .message(let m): try await response.write(m)
