@@ -31,17 +31,17 @@ extension SyncEngine {
         noteRemoteDocuments(e.documents.count)
         for c in e.targets where limboByBackendId[c.targetId] == nil {
             for t in targetsByBackendId[c.targetId] ?? [] {
-            t.syncedKeys.formUnion(c.added)
-            t.syncedKeys.subtract(c.removed)
-            t.view.isCurrent = c.current
-            t.view.readTime = max(t.view.readTime, e.version)
-            if c.reset {
-                // Listened to again from scratch (the link does it): the stored token is stale.
-                t.resumeToken = nil
-            } else if let token = c.resumeToken {
-                noteResumeToken(t, token)
-            }
-            markDirty(t)
+                t.syncedKeys.formUnion(c.added)
+                t.syncedKeys.subtract(c.removed)
+                t.view.isCurrent = c.current
+                t.view.readTime = max(t.view.readTime, e.version)
+                if c.reset {
+                    // Listened to again from scratch (the link does it): the stored token is stale.
+                    t.resumeToken = nil
+                } else if let token = c.resumeToken {
+                    noteResumeToken(t, token)
+                }
+                markDirty(t)
             }
         }
         emit()

@@ -110,10 +110,8 @@ public final class PostgresStore: Sendable {
             let epoch = Int64.random(in: 1...Int64.max)
             try await client.query("INSERT INTO ember_log_head (name, epoch) VALUES (\(name), \(epoch)) ON CONFLICT (name) DO NOTHING")
             let rows = try await client.query("SELECT db_id, epoch, seq, commit_time, floor_seq FROM ember_log_head WHERE name = \(name)")
-            for try await (id, epoch, seq, time, floor) in rows.decode((Int32, Int64, Int64, Int64, Int64).self) {
-                return LogHead(db: id, epoch: epoch, seq: seq, commitTime: time, floorSeq: floor)
-            }
-            throw EmberError(.internal, "The log of '\(name)' is missing")
+            guard let head = try await PostgresStore.firstHead(rows) else { throw EmberError(.internal, "The log of '\(name)' is missing") }
+            return head
         }
     }
 
@@ -121,11 +119,17 @@ public final class PostgresStore: Sendable {
     public func head(_ db: Int32) async throws -> LogHead {
         try await run("reading a log's head") { client in
             let rows = try await client.query("SELECT db_id, epoch, seq, commit_time, floor_seq FROM ember_log_head WHERE db_id = \(db)")
-            for try await (id, epoch, seq, time, floor) in rows.decode((Int32, Int64, Int64, Int64, Int64).self) {
-                return LogHead(db: id, epoch: epoch, seq: seq, commitTime: time, floorSeq: floor)
-            }
-            throw EmberError(.notFound, "No database \(db) on this PostgreSQL")
+            guard let head = try await PostgresStore.firstHead(rows) else { throw EmberError(.notFound, "No database \(db) on this PostgreSQL") }
+            return head
         }
+    }
+
+    /// The head in the first row of `SELECT db_id, epoch, seq, commit_time, floor_seq`.
+    private static func firstHead(_ rows: PostgresRowSequence) async throws -> LogHead? {
+        for try await (id, epoch, seq, time, floor) in rows.decode((Int32, Int64, Int64, Int64, Int64).self) {
+            return LogHead(db: id, epoch: epoch, seq: seq, commitTime: time, floorSeq: floor)
+        }
+        return nil
     }
 
     // MARK: commits
@@ -165,12 +169,8 @@ public final class PostgresStore: Sendable {
             try await client.withConnection { c in
                 try await c.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", logger: PostgresStore.quiet)
                 do {
-                    var head: LogHead?
-                    for try await (id, epoch, seq, time, floor) in try await c.query(
-                        "SELECT db_id, epoch, seq, commit_time, floor_seq FROM ember_log_head WHERE db_id = \(db)",
-                        logger: PostgresStore.quiet).decode((Int32, Int64, Int64, Int64, Int64).self) {
-                        head = LogHead(db: id, epoch: epoch, seq: seq, commitTime: time, floorSeq: floor)
-                    }
+                    let head = try await PostgresStore.firstHead(try await c.query(
+                        "SELECT db_id, epoch, seq, commit_time, floor_seq FROM ember_log_head WHERE db_id = \(db)", logger: PostgresStore.quiet))
                     guard let head else { throw EmberError(.notFound, "No database \(db) on this PostgreSQL") }
                     var docs: [StoredDocument] = []
                     for try await (parent, id, fields, create, update, seq) in try await c.query("""

@@ -58,6 +58,9 @@ final class WatchAggregator {
             mismatched = false
         }
 
+        /// The server answered one of its add or remove requests.
+        func acknowledged() { pending = max(0, pending - 1) }
+
         func updateToken(_ token: Data) {
             guard !token.isEmpty else { return }
             resumeToken = token
@@ -198,14 +201,21 @@ final class WatchAggregator {
         }
         // A removal was missed (a delete while away, a document that left the query): the
         // target starts again, and what it held is in limbo until the new result settles it.
-        t.current = false
+        restart(f.targetID)
         t.resumeToken = nil
         t.deliveredToken = nil
-        t.clearChanges()
-        for key in t.remoteKeys { removeKey(key, from: f.targetID) }
         t.mismatched = true
-        t.hasChanges = true
         resets.append(f.targetID)
+    }
+
+    /// Target `id` is not current and every key it held leaves it (RESET, a filter mismatch):
+    /// the server sends again what is still in it.
+    private func restart(_ id: Int32) {
+        let t = targets[id]!
+        t.current = false
+        t.clearChanges()
+        for key in t.remoteKeys { removeKey(key, from: id) }
+        t.hasChanges = true
     }
 
     private func targetChange(_ tc: Google_Firestore_V1_TargetChange) throws -> WatchEvent? {
@@ -219,7 +229,7 @@ final class WatchAggregator {
         case .add:
             for id in ids {
                 guard let t = targets[id] else { continue }
-                t.pending = max(0, t.pending - 1)
+                t.acknowledged()
                 if t.pending == 0 { t.clearChanges() }
                 t.updateToken(tc.resumeToken)
             }
@@ -233,11 +243,7 @@ final class WatchAggregator {
         case .reset:
             for id in ids {
                 guard let t = active(id) else { continue }
-                // Everything it held leaves it; the server sends again what is still in it.
-                t.current = false
-                t.clearChanges()
-                for key in t.remoteKeys { removeKey(key, from: id) }
-                t.hasChanges = true
+                restart(id)
                 t.updateToken(tc.resumeToken)
             }
         case .remove:
@@ -247,10 +253,7 @@ final class WatchAggregator {
                     rejected.append((id, EmberError(code, tc.cause.message)))
                 }
             } else {
-                for id in ids {
-                    guard let t = targets[id] else { continue }
-                    t.pending = max(0, t.pending - 1)
-                }
+                for id in ids { targets[id]?.acknowledged() }
             }
         case .UNRECOGNIZED:
             break
