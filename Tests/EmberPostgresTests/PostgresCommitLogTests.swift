@@ -12,11 +12,21 @@ import XCTest
 /// through different instances lose no update; an instance that starts late loads the snapshot
 /// and follows the log.
 final class PostgresCommitLogTests: XCTestCase {
-    /// The `.commit` events a connection received, in order (its listen result is not one).
+    /// The `.commit` events a connection received, in order (its listen result is not one), and
+    /// whether the listen result came.
     final class Recorder: BackendClient, @unchecked Sendable {
         private let box = ConditionBox<[(version: Int64, docs: [Document])]>([])
+        private let listening = ConditionBox(false)
         func backend(_ link: any BackendLink, didSend event: BackendEvent) {
-            if case .commit(let version, let docs, _) = event { box.update { $0.append((version, docs)) } }
+            switch event {
+            case .commit(let version, let docs, _): box.update { $0.append((version, docs)) }
+            case .listenResult: listening.update { $0 = true }
+            default: break
+            }
+        }
+        /// Waits for the listen result: commits after it arrive as `.commit` events.
+        func waitListening(timeout: Double = 30) -> Bool {
+            listening.wait(until: { $0 }, deadline: Deadline(secondsFromNow: timeout)) { _ in true } ?? false
         }
         var commits: [(version: Int64, docs: [Document])] { box.update { $0 } }
         func wait(documents n: Int, timeout: Double = 30) -> Bool {
@@ -64,6 +74,7 @@ final class PostgresCommitLogTests: XCTestCase {
         let recorder = Recorder()
         let connection = backend.connect(client: recorder, queue: DispatchQueue(label: "test.delivery"))
         connection.listen(targetId: 1, query: Query(collection: try ResourcePath(parsing: "c")), knownKeys: [])
+        XCTAssertTrue(recorder.waitListening(), "the listen result")
         let i = Instance(backend: backend, log: log, store: store, connection: connection, recorder: recorder)
         instances.append(i)
         return i
