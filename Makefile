@@ -129,11 +129,11 @@ proto:
 	cd proto && protoc -I. -I/usr/include \
 	  --plugin=protoc-gen-swift=$(abspath $(PROTO_TOOLS))/.build/release/protoc-gen-swift \
 	  --swift_out=../Sources/EmberFirestoreProto --swift_opt=Visibility=Public \
-	  ember_firestore_v1.proto ember_rpc_status.proto ember_latlng.proto
+	  ember_firestore_v1.proto ember_rpc_status.proto ember_latlng.proto ember_health_v1.proto
 	cd proto && protoc -I. -I/usr/include \
 	  --plugin=protoc-gen-grpc-swift-2=$(abspath $(PROTO_TOOLS))/.build/release/protoc-gen-grpc-swift-2 \
 	  --grpc-swift-2_out=../Sources/EmberFirestoreProto --grpc-swift-2_opt=Visibility=Public,Server=true,Client=true \
-	  ember_firestore_v1.proto
+	  ember_firestore_v1.proto ember_health_v1.proto
 
 # ---- C ABI (include/ember.h, libember.so, bindings/c) ----
 # LIB_CONFIG=release builds the library in its own scratch path (.build-lib).

@@ -18,6 +18,7 @@ extension Backend {
                 changes.append((d.key, old.flatMap { $0.exists ? $0 : nil }, d, false))
             }
         }
+        counters.update { $0.loggedCommits += 1 }
         announce(changes, version: version, origin: nil)
     }
 

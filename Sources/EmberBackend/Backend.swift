@@ -32,6 +32,8 @@ public final class Backend: @unchecked Sendable { // confined to `queue`; its en
     var connections: [Int: BackendConnection] = [:]
     private var nextConnectionId = 1
     let targets = BackendTargetIndex()
+    /// Commits and targets, for metrics.
+    public let counters = BackendCounters()
     /// The Realtime-Database tree (Tree/BackendTree.swift).
     let tree: BackendTree
 
@@ -69,6 +71,7 @@ public final class Backend: @unchecked Sendable { // confined to `queue`; its en
             appliedBatch = persistence.metadata(PersistenceKey.backendAppliedBatch) ?? 0
         }
         self.tree = BackendTree(persistence: persistence, queue: queue)
+        targets.onCount = { [counters] n in counters.update { $0.targets = n } }
     }
 
     /// Opens a connection whose events are delivered to `client` on `queue`. `clientPersistence`
@@ -341,6 +344,7 @@ public final class Backend: @unchecked Sendable { // confined to `queue`; its en
             guard let new = after[i] else { continue }
             changes.append((key, before[i], new, unchanged[i]))
         }
+        counters.update { $0.commits += 1 }
         announce(changes, version: version, origin: batchId == nil ? nil : (origin, batchId!))
         return .success(version)
     }

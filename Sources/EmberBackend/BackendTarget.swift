@@ -58,6 +58,8 @@ final class BackendTarget {
 /// Responsible for: finding, for a changed document, the targets that may care: those on its
 /// collection, on its collection group, or on the document itself.
 final class BackendTargetIndex {
+    /// Told the number of targets after each change (the backend's counters).
+    var onCount: ((Int) -> Void)?
     struct Key: Hashable { let connection: Int; let target: Int }
     private var all: [Key: BackendTarget] = [:]
     private var byCollection: [ParentKey: [Key: BackendTarget]] = [:]
@@ -73,6 +75,7 @@ final class BackendTargetIndex {
         if let g = t.query.collectionGroup { byGroup[g, default: [:]][k] = t }
         else if let d = t.query.documentKey { byDocument[d, default: []].append(t) }
         else { byCollection[ParentKey(t.query.path), default: [:]][k] = t }
+        onCount?(all.count)
     }
 
     func remove(connectionId: Int, targetId: Int) {
@@ -81,6 +84,7 @@ final class BackendTargetIndex {
         if let g = t.query.collectionGroup { byGroup[g]?[k] = nil; if byGroup[g]?.isEmpty == true { byGroup[g] = nil } }
         else if let d = t.query.documentKey { byDocument[d]?.removeAll { $0 === t }; if byDocument[d]?.isEmpty == true { byDocument[d] = nil } }
         else { let c = ParentKey(t.query.path); byCollection[c]?[k] = nil; if byCollection[c]?.isEmpty == true { byCollection[c] = nil } }
+        onCount?(all.count)
     }
 
     func removeAll(connectionId: Int) {

@@ -1,4 +1,5 @@
 import Dispatch
+import Foundation
 import EmberBackend
 import EmberConcurrency
 import EmberModel
@@ -20,6 +21,7 @@ public final class PostgresCommitLog: CommitLog, @unchecked Sendable { // state 
     /// The last position applied to the backend (written on its queue; read by the tailer).
     private let applied: LockedValueBox<Int64>
     private let tailing = LockedValueBox<Task<Void, Never>?>(nil)
+    private let statusBox = LockedValueBox(Status())
     /// The log's epoch (a resume token's), and the seconds between polls of an idle log.
     public let epoch: Int64
     static let pollInterval = 0.002
@@ -53,6 +55,44 @@ public final class PostgresCommitLog: CommitLog, @unchecked Sendable { // state 
 
     /// The last position applied to the backend.
     public var appliedPosition: Int64 { applied.current }
+
+    /// How the tailer fares (health and metrics).
+    public struct Status: Sendable, Equatable {
+        /// When the log last answered a read (`DispatchTime` nanoseconds; 0: never).
+        public var lastAnswer: UInt64 = DispatchTime.now().uptimeNanoseconds
+        /// Reads of the log that failed.
+        public var readFailures: Int64 = 0
+        /// Whether the last read of the log failed (PostgreSQL out of reach until one answers).
+        public var lastFailed = false
+        /// When the read of the log now waiting began (`DispatchTime` nanoseconds); nil: none.
+        public var readingSince: UInt64?
+        /// Microseconds between the last commit applied from another instance and its
+        /// application here (by the two clocks; the fan-out lag).
+        public var lagMicros: Int64 = 0
+    }
+
+    public var status: Status { statusBox.current }
+
+    /// False from a failed read of the log until one succeeds (the tailer keeps trying every
+    /// 50 ms): commits and reads then fail at once with UNAVAILABLE instead of each waiting out
+    /// the operation timeout on the backend's queue.
+    /// A read still waiting after `hungAfter` seconds counts as a failure too (a server that
+    /// went away without closing its connections, or a pool that cannot connect).
+    public var isReachable: Bool {
+        let s = statusBox.current
+        if s.lastFailed { return false }
+        guard let since = s.readingSince else { return true }
+        return Double(DispatchTime.now().uptimeNanoseconds &- since) / 1e9 < PostgresCommitLog.hungAfter
+    }
+
+    static let hungAfter = 2.0
+
+    static let outOfReach = EmberError(.unavailable, "PostgreSQL is out of reach: nothing was committed; try again")
+
+    /// Seconds since the log last answered.
+    public var secondsSinceAnswer: Double {
+        Double(DispatchTime.now().uptimeNanoseconds &- statusBox.current.lastAnswer) / 1e9
+    }
     /// The log's database id in the store.
     public var databaseId: Int32 { db }
 
@@ -69,6 +109,7 @@ public final class PostgresCommitLog: CommitLog, @unchecked Sendable { // state 
     // MARK: CommitLog (on the backend's queue)
 
     public func append(version: Int64, entries: [CommitLogEntry]) -> Result<Void, EmberError> {
+        guard isReachable else { return .failure(PostgresCommitLog.outOfReach) }
         let writes = entries.map { e -> PostgresWrite in
             let expect: PostgresWrite.Expectation = e.expectedUpdateTime == 0 ? .absent : .updateTime(e.expectedUpdateTime)
             guard let d = e.document else { return .check(e.key, expect) }
@@ -91,6 +132,7 @@ public final class PostgresCommitLog: CommitLog, @unchecked Sendable { // state 
     }
 
     public func catchUp() {
+        guard isReachable else { return }   // reads are refused meanwhile (the server's gate)
         _ = apply(through: nil)
     }
 
@@ -100,9 +142,12 @@ public final class PostgresCommitLog: CommitLog, @unchecked Sendable { // state 
         while true {
             let from = applied.current
             if let limit, from >= limit { return true }
+            noteReading()
             guard case .success(let changes) = PostgresCommitLog.blocking({ try await store.changes(db, after: from, limit: 2000) }) else {
+                noteAnswer(false)
                 return false
             }
+            noteAnswer(true)
             if changes.isEmpty { return limit == nil }
             applyChanges(changes, through: limit)
         }
@@ -125,6 +170,8 @@ public final class PostgresCommitLog: CommitLog, @unchecked Sendable { // state 
             if seq == applied.current + 1 {
                 backend.applyLogged(version: changes[i].commitTime, documents: docs)
                 applied.withLockedValue { $0 = seq }
+                let lag = PostgresCommitLog.wallMicros() - changes[i].commitTime
+                statusBox.withLockedValue { $0.lagMicros = max(0, lag) }
             }
             i = j
         }
@@ -139,7 +186,18 @@ public final class PostgresCommitLog: CommitLog, @unchecked Sendable { // state 
         let task = Task(executorPreference: PostgresExecutor()) { [weak self] in
             while !Task.isCancelled {
                 guard let from = self?.applied.current else { return }
-                let changes = (try? await store.changes(db, after: from, limit: 2000)) ?? []
+                let changes: [LoggedChange]
+                do {
+                    self?.noteReading()
+                    changes = try await store.changes(db, after: from, limit: 2000)
+                    self?.noteAnswer(true)
+                } catch {
+                    // Out of reach: try again soon, without spinning; reads and commits fail
+                    // with UNAVAILABLE meanwhile, and nothing is skipped when it answers again.
+                    self?.noteAnswer(false)
+                    try? await Task.sleep(for: .milliseconds(50))
+                    continue
+                }
                 if changes.isEmpty {
                     try? await Task.sleep(for: .milliseconds(Int64(PostgresCommitLog.pollInterval * 1000)))
                     continue
@@ -154,6 +212,24 @@ public final class PostgresCommitLog: CommitLog, @unchecked Sendable { // state 
             }
         }
         tailing.withLockedValue { $0 = task }
+    }
+
+    private func noteReading() {
+        statusBox.withLockedValue { s in if s.readingSince == nil { s.readingSince = DispatchTime.now().uptimeNanoseconds } }
+    }
+
+    private func noteAnswer(_ ok: Bool) {
+        statusBox.withLockedValue { s in
+            s.readingSince = nil
+            if ok { s.lastAnswer = DispatchTime.now().uptimeNanoseconds } else { s.readFailures += 1 }
+            s.lastFailed = !ok
+        }
+    }
+
+    static func wallMicros() -> Int64 {
+        var ts = timespec()
+        clock_gettime(CLOCK_REALTIME, &ts)
+        return Int64(ts.tv_sec) * 1_000_000 + Int64(ts.tv_nsec) / 1000
     }
 
     /// Waits for an async call from a thread that may block (the backend's queue, never an event

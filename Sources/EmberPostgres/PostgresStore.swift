@@ -32,8 +32,22 @@ public final class PostgresStore: Sendable {
     /// is shared with the process (see `PostgresExecutor`).
     let executor: PostgresExecutor
     private let loops: MultiThreadedEventLoopGroup
+    /// The pool's bound, and its use so far (metrics).
+    public let maxConnections: Int
+    private let usageBox = LockedValueBox(Usage())
 
-    private init(client: PostgresClient, loops: MultiThreadedEventLoopGroup, executor: PostgresExecutor, operationTimeout: Double) {
+    /// Operations on the pool: running now, done, failed (any error, an ABORTED included).
+    public struct Usage: Sendable, Equatable {
+        public var inFlight = 0
+        public var total: Int64 = 0
+        public var failed: Int64 = 0
+    }
+
+    public var usage: Usage { usageBox.current }
+
+    private init(client: PostgresClient, loops: MultiThreadedEventLoopGroup, executor: PostgresExecutor, operationTimeout: Double,
+                 maxConnections: Int) {
+        self.maxConnections = maxConnections
         self.client = client
         self.loops = loops
         self.executor = executor
@@ -51,7 +65,8 @@ public final class PostgresStore: Sendable {
         let config = try configuration(url: url, maxConnections: maxConnections, connectTimeout: connectTimeout)
         let loops = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let store = PostgresStore(client: PostgresClient(configuration: config, eventLoopGroup: loops, backgroundLogger: quiet),
-                                  loops: loops, executor: PostgresExecutor(), operationTimeout: operationTimeout)
+                                  loops: loops, executor: PostgresExecutor(), operationTimeout: operationTimeout,
+                                  maxConnections: maxConnections)
         do {
             let client = store.client
             try await Task(executorPreference: store.executor) {
@@ -377,11 +392,15 @@ extension PostgresStore {
     /// `body` bounded by the store's operation timeout, its errors mapped.
     func run<T: Sendable>(_ what: String, _ body: @escaping @Sendable (PostgresClient) async throws -> T) async throws -> T {
         let client = self.client, timeout = operationTimeout
+        usageBox.withLockedValue { $0.inFlight += 1 }
         do {
-            return try await Task(executorPreference: executor) {
+            let v = try await Task(executorPreference: executor) {
                 try await PostgresStore.bounded(timeout, what) { try await body(client) }
             }.value
+            usageBox.withLockedValue { $0.inFlight -= 1; $0.total += 1 }
+            return v
         } catch {
+            usageBox.withLockedValue { $0.inFlight -= 1; $0.total += 1; $0.failed += 1 }
             throw PostgresStore.mapped(error)
         }
     }

@@ -113,6 +113,8 @@ public final class EmberServer: @unchecked Sendable { // set up in `init`, then 
     private let treeServer: TreeHTTPServer?
     private let boundDatabasePort = LockedPort()
     private let server: GRPCServer<HTTP2ServerTransport.Posix>
+    /// Whether this instance takes traffic (health service, `/healthz`).
+    private let health: ServerHealth
     private let transport: HTTP2ServerTransport.Posix
 
     /// Opens the store, parses the rules and loads the keys. Refuses a non-loopback host without
@@ -183,6 +185,7 @@ public final class EmberServer: @unchecked Sendable { // set up in `init`, then 
             persistence.close()
             throw error
         }
+        health = ServerHealth(log: postgres?.log)
         let access = AccessControl(rules: rules, backend: door.backend, issuerTemplate: configuration.tokenIssuer)
         let service = FirestoreService(door: door, streams: streams, access: access,
                                        outputLimits: .init(bound: configuration.maxQueuedOutputBytes, grace: configuration.stalledOutputGrace))
@@ -210,6 +213,8 @@ public final class EmberServer: @unchecked Sendable { // set up in `init`, then 
                 c.channelDebuggingCallbacks.onAcceptTCPConnection = { [connectionGuard] channel in connectionGuard.admit(channel) }
             })
         treeDoor = TreeDoor(backend: door.backend)
+        let metrics = ServerMetrics(backend: door.backend, streams: streams, connections: connectionGuard, ledger: service.ledger,
+                                    health: health, postgres: postgres)
         if let dp = configuration.databasePort {
             guard (0...65535).contains(dp) else {
                 throw EmberError.invalidArgument("Invalid database port \(dp): use 0-65535 (0 picks a free port)")
@@ -241,13 +246,16 @@ public final class EmberServer: @unchecked Sendable { // set up in `init`, then 
                                                                                 privateKey: .privateKey(try NIOSSLPrivateKey(file: key, format: .pem))))
             }
             treeServer = TreeHTTPServer(rest: rest, backend: door.backend, group: MultiThreadedEventLoopGroup.singleton, connectionGuard: connectionGuard,
-                                        maxBodyBytes: configuration.maxRequestBytes, tls: tls)
+                                        maxBodyBytes: configuration.maxRequestBytes, tls: tls,
+                                        operations: OperationsHTTP(health: health, metrics: metrics))
         } else {
             treeServer = nil
         }
         // Without rules no call is refused, so no token is read (the emulator's clients send
         // `Bearer owner`, which is no JWT).
-        server = GRPCServer(transport: transport, services: [service], interceptors: rules == nil ? [] : [AuthInterceptor(verifier: verifier)])
+        var interceptors: [any ServerInterceptor] = rules == nil ? [] : [AuthInterceptor(verifier: verifier)]
+        if let log = postgres?.log { interceptors.insert(StoreGate(log: log), at: 0) }
+        server = GRPCServer(transport: transport, services: [service, HealthService(health: health)], interceptors: interceptors)
     }
 
     private static func security(_ c: Configuration) -> HTTP2ServerTransport.Posix.TransportSecurity {
@@ -339,6 +347,7 @@ public final class EmberServer: @unchecked Sendable { // set up in `init`, then 
     /// Graceful stop: streams end with UNAVAILABLE, calls in flight finish, `run` returns.
     public func shutDown() {
         logger.info("stopping", metadata: ["event": "stopping", "open_streams": "\(streams.count)"])
+        health.shutDown()
         streams.shutDown()
         server.beginGracefulShutdown()
         if let treeServer { Task { await treeServer.stop() } }

@@ -77,61 +77,103 @@ def free_port():
         return s.getsockname()[1]
 
 
+class Cluster:
+    """A PostgreSQL cluster of its own: initdb in a temporary directory, a server on a free
+    loopback port (started, stopped and started again on the same port, for fault tests), a
+    database `ember`, removed by `close()` whatever state it is in.
+
+        with Cluster() as pg:
+            pg.url        # postgresql://ember@127.0.0.1:PORT/ember
+            pg.stop(); pg.start()
+    """
+
+    def __init__(self):
+        remove_stale_clusters()
+        self.bindir = bin_dir()
+        self.owner = pwd.getpwnam("postgres") if os.geteuid() == 0 else None
+        self.root = tempfile.mkdtemp(prefix="ember-pg-")
+        self.data = os.path.join(self.root, "data")
+        self.server = None
+        try:
+            if self.owner is not None:
+                os.chown(self.root, self.owner.pw_uid, self.owner.pw_gid)
+            subprocess.run([os.path.join(self.bindir, "initdb"), "-D", self.data, "-A", "trust", "-U", "ember", "-E", "UTF8",
+                            "--locale=C", "--no-sync"], check=True, stdout=subprocess.DEVNULL, preexec_fn=as_owner(self.owner),
+                           timeout=120)
+            self.port = free_port()
+            self.start()
+            subprocess.run([os.path.join(self.bindir, "psql"), "-h", "127.0.0.1", "-p", str(self.port), "-U", "ember",
+                            "-d", "postgres", "-q", "-c", "CREATE DATABASE ember"], check=True, timeout=60)
+        except BaseException:
+            self.close()
+            raise
+
+    @property
+    def url(self):
+        return f"postgresql://ember@127.0.0.1:{self.port}/ember"
+
+    def start(self):
+        """Starts the server (again) on the cluster's port and waits until it accepts connections."""
+        log = open(os.path.join(self.root, "server.log"), "a")
+        if self.owner is not None:
+            os.chown(log.name, self.owner.pw_uid, self.owner.pw_gid)
+        self.server = subprocess.Popen([os.path.join(self.bindir, "postgres"), "-D", self.data, "-p", str(self.port),
+                                        "-c", "listen_addresses=127.0.0.1", "-c", f"unix_socket_directories={self.root}",
+                                        "-c", "max_connections=200"],
+                                       stdout=log, stderr=subprocess.STDOUT, preexec_fn=as_owner(self.owner))
+        log.close()
+        deadline = time.monotonic() + 60
+        while True:
+            ready = subprocess.run([os.path.join(self.bindir, "pg_isready"), "-h", "127.0.0.1", "-p", str(self.port),
+                                    "-U", "ember"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            if ready.returncode == 0:
+                return
+            if self.server.poll() is not None or time.monotonic() > deadline:
+                sys.stderr.write(open(os.path.join(self.root, "server.log")).read())
+                raise RuntimeError("with_postgres: the server did not start")
+            time.sleep(0.1)
+
+    def stop(self, sig=signal.SIGQUIT):
+        """Stops the server: SIGQUIT is an immediate shutdown (as a crash: recovery at the next
+        start), SIGINT a fast one (clients disconnected, a checkpoint)."""
+        if self.server is None or self.server.poll() is not None:
+            return
+        self.server.send_signal(sig)
+        try:
+            self.server.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.server.kill()
+            self.server.wait()
+
+    def close(self):
+        self.stop()
+        shutil.rmtree(self.root, ignore_errors=True)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
 def main():
     if len(sys.argv) < 2:
         sys.exit(__doc__)
     stop_on_signals()
-    remove_stale_clusters()
-    bindir = bin_dir()
-    owner = pwd.getpwnam("postgres") if os.geteuid() == 0 else None
-    root = tempfile.mkdtemp(prefix="ember-pg-")
-    data = os.path.join(root, "data")
-    server = None
-    command = None
     try:
-        if owner is not None:
-            os.chown(root, owner.pw_uid, owner.pw_gid)
-        subprocess.run([os.path.join(bindir, "initdb"), "-D", data, "-A", "trust", "-U", "ember", "-E", "UTF8",
-                        "--locale=C", "--no-sync"], check=True, stdout=subprocess.DEVNULL, preexec_fn=as_owner(owner),
-                       timeout=120)
-        port = free_port()
-        log = open(os.path.join(root, "server.log"), "w")
-        if owner is not None:
-            os.chown(log.name, owner.pw_uid, owner.pw_gid)
-        server = subprocess.Popen([os.path.join(bindir, "postgres"), "-D", data, "-p", str(port),
-                                   "-c", "listen_addresses=127.0.0.1", "-c", f"unix_socket_directories={root}",
-                                   "-c", "max_connections=200"],
-                                  stdout=log, stderr=subprocess.STDOUT, preexec_fn=as_owner(owner))
-        deadline = time.monotonic() + 60
-        while True:
-            ready = subprocess.run([os.path.join(bindir, "pg_isready"), "-h", "127.0.0.1", "-p", str(port), "-U", "ember"],
-                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            if ready.returncode == 0:
-                break
-            if server.poll() is not None or time.monotonic() > deadline:
-                sys.stderr.write(open(log.name).read())
-                sys.exit("with_postgres: the server did not start")
-            time.sleep(0.1)
-        subprocess.run([os.path.join(bindir, "psql"), "-h", "127.0.0.1", "-p", str(port), "-U", "ember", "-d", "postgres",
-                        "-q", "-c", "CREATE DATABASE ember"], check=True, timeout=60)
-        env = dict(os.environ, EMBER_TEST_POSTGRES_URL=f"postgresql://ember@127.0.0.1:{port}/ember",
-                   EMBER_TEST_POSTGRES_BIN=bindir)
-        # The command stays in this script's process group (a watchdog above stops the whole
-        # group) and dies with this script.
-        command = subprocess.Popen(sys.argv[1:], env=env, preexec_fn=as_owner(None))
-        return command.wait()
-    finally:
-        if command is not None and command.poll() is None:
-            command.kill()
-            command.wait()
-        if server is not None and server.poll() is None:
-            server.send_signal(signal.SIGQUIT)   # immediate shutdown
+        with Cluster() as pg:
+            env = dict(os.environ, EMBER_TEST_POSTGRES_URL=pg.url, EMBER_TEST_POSTGRES_BIN=pg.bindir)
+            # The command stays in this script's process group (a watchdog above stops the whole
+            # group) and dies with this script.
+            command = subprocess.Popen(sys.argv[1:], env=env, preexec_fn=as_owner(None))
             try:
-                server.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                server.kill()
-                server.wait()
-        shutil.rmtree(root, ignore_errors=True)
+                return command.wait()
+            finally:
+                if command.poll() is None:
+                    command.kill()
+                    command.wait()
+    except RuntimeError as e:
+        sys.exit(str(e))
 
 
 if __name__ == "__main__":

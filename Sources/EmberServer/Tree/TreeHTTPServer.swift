@@ -27,10 +27,13 @@ final class TreeHTTPServer {
     private var channel: Channel?
     /// The open connections (closed by `stop()`: streams and realtime sessions end with it).
     private let open = OpenChannels()
+    private let operations: OperationsHTTP?
 
-    /// `tls`: HTTPS (the gRPC port's certificate and key); nil: plaintext.
+    /// `tls`: HTTPS (the gRPC port's certificate and key); nil: plaintext. `operations`: the
+    /// health and metrics paths.
     init(rest: TreeREST, backend: Backend, group: EventLoopGroup, connectionGuard: ConnectionGuard, maxBodyBytes: Int,
-         tls: NIOSSLContext? = nil) {
+         tls: NIOSSLContext? = nil, operations: OperationsHTTP? = nil) {
+        self.operations = operations
         self.tls = tls
         self.rest = rest
         self.backend = backend
@@ -47,6 +50,7 @@ final class TreeHTTPServer {
         let guardian = connectionGuard
         let tls = self.tls
         let open = self.open
+        let operations = self.operations
         let bootstrap = ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 256)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
@@ -55,7 +59,7 @@ final class TreeHTTPServer {
                 open.add(channel)
                 return channel.eventLoop.makeCompletedFuture {
                     if let tls { try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: tls)) }
-                    let http = TreeHTTPHandler(rest: rest, backend: backend, maxBodyBytes: maxBody)
+                    let http = TreeHTTPHandler(rest: rest, backend: backend, maxBodyBytes: maxBody, operations: operations)
                     let upgrade: NIOHTTPServerUpgradeSendableConfiguration = (
                         upgraders: [TreeHTTPServer.realtimeUpgrader(rest: rest, backend: backend, maxMessageBytes: maxBody)],
                         completionHandler: { context in context.pipeline.removeHandler(http, promise: nil) })
@@ -112,8 +116,10 @@ final class TreeHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
     private var head: HTTPRequestHead?
     private var body: [UInt8] = []
     private var tooLarge = false
+    private let operations: OperationsHTTP?
 
-    init(rest: TreeREST, backend: Backend, maxBodyBytes: Int) {
+    init(rest: TreeREST, backend: Backend, maxBodyBytes: Int, operations: OperationsHTTP? = nil) {
+        self.operations = operations
         self.rest = rest
         self.backend = backend
         self.maxBodyBytes = maxBodyBytes
@@ -145,6 +151,9 @@ final class TreeHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
                                           headers: head.headers.map { (name: $0.name.lowercased(), value: $0.value) }, body: body)
             body = []
             let keepAlive = head.isKeepAlive
+            if let answer = operations?.answer(request) {
+                return write(answer, head: head, keepAlive: keepAlive, context: context)
+            }
             let rest = self.rest
             let loop = context.eventLoop
             let bound = NIOLoopBound((self, context), eventLoop: loop)

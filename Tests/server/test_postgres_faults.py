@@ -1,0 +1,142 @@
+"""Faults of several `ember serve` instances on one PostgreSQL (docs/scale-out.md): PostgreSQL
+stopped under the instances (calls fail with UNAVAILABLE and nothing is acknowledged; health turns
+NOT_SERVING; everything resumes when it returns, listeners included) and an instance killed with
+SIGKILL while clients write through every instance and listen (nothing acknowledged is lost).
+Each test gets a PostgreSQL cluster of its own (Tests/scripts/with_postgres.py's Cluster), which
+it stops and starts."""
+import os
+import signal
+import sys
+import threading
+import time
+
+import pytest
+from google.api_core import exceptions as gexc
+
+import servers
+from tree.rtdb_http import call, database_port
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scripts"))
+from with_postgres import Cluster  # noqa: E402
+
+WAIT = 30
+
+
+@pytest.fixture
+def pg():
+    with Cluster() as cluster:
+        yield cluster
+
+
+def start(tmp_path, pg, name):
+    d = tmp_path / name
+    d.mkdir()
+    return servers.start_ember(str(d), memory=True, extra_args=("--postgres", pg.url))
+
+
+def wait_for(predicate, what, seconds=WAIT):
+    deadline = time.monotonic() + seconds
+    while not predicate():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.05)
+
+
+def healthz(srv):
+    return call(database_port(srv), "GET", "/healthz").status
+
+
+class Recorder:
+    """A collection listener's snapshots: {id: n} after each."""
+
+    def __init__(self, col):
+        self.states = []
+        self.lock = threading.Lock()
+        self.watch = col.on_snapshot(self.on_snapshot)
+
+    def on_snapshot(self, docs, changes, read_time):
+        with self.lock:
+            self.states.append({d.id: d.to_dict()["n"] for d in docs})
+
+    def last(self):
+        with self.lock:
+            return self.states[-1] if self.states else None
+
+
+def test_postgresql_stopped_and_started_again_under_two_instances(tmp_path, pg):
+    a, b = start(tmp_path, pg, "a"), start(tmp_path, pg, "b")
+    try:
+        ca, cb = servers.client(a.host), servers.client(b.host)
+        col = "faults-" + os.urandom(3).hex()
+        rec = Recorder(cb.collection(col))
+        ca.collection(col).document("x").set({"n": 1})
+        wait_for(lambda: rec.last() == {"x": 1}, "the first write on B")
+
+        pg.stop()   # immediate shutdown, as a crash
+        wait_for(lambda: healthz(a) == 503 and healthz(b) == 503, "NOT_SERVING on both instances")
+        with pytest.raises(gexc.ServiceUnavailable):
+            ca.collection(col).document("lost").set({"n": 9}, retry=None, timeout=WAIT)
+        with pytest.raises(gexc.ServiceUnavailable):
+            cb.collection(col).document("x").get(retry=None, timeout=WAIT)
+        def metric(name):
+            text = call(database_port(a), "GET", "/metrics").body.decode()
+            return next(float(line.split()[1]) for line in text.splitlines() if line.startswith(name + " "))
+        assert metric("ember_serving") == 0
+        wait_for(lambda: metric("ember_log_read_failures_total") > 0, "a failed read of the log in the metrics")
+
+        pg.start()
+        wait_for(lambda: healthz(a) == 200 and healthz(b) == 200, "SERVING again")
+        # The client retries what failed; the listener opened before the outage resumes.
+        ca.collection(col).document("x").set({"n": 2})
+        wait_for(lambda: rec.last() == {"x": 2}, "the write after the restart on B's listener")
+        assert not cb.collection(col).document("lost").get().exists
+        assert ca.collection(col).document("x").get().to_dict() == {"n": 2}
+        rec.watch.unsubscribe()
+    finally:
+        a.stop()
+        b.stop()
+
+
+def test_an_instance_killed_with_sigkill_loses_nothing_acknowledged(tmp_path, pg):
+    insts = [start(tmp_path, pg, n) for n in ("a", "b", "c")]
+    try:
+        col = "kill-" + os.urandom(3).hex()
+        watcher = servers.client(insts[2].host)
+        rec = Recorder(watcher.collection(col))
+        wait_for(lambda: rec.last() == {}, "the listener's first snapshot")
+        acked = {0: [], 1: []}
+        stop = threading.Event()
+
+        def write(i):
+            db = servers.client(insts[i].host)
+            n = 0
+            while not stop.is_set():
+                n += 1
+                try:
+                    db.collection(col).document(f"w{i}-{n}").set({"n": n}, retry=None, timeout=10)
+                    acked[i].append(f"w{i}-{n}")
+                except gexc.GoogleAPICallError:
+                    if i == 0:
+                        return   # its instance is gone
+                    raise
+
+        threads = [threading.Thread(target=write, args=(i,)) for i in (0, 1)]
+        for t in threads:
+            t.start()
+        wait_for(lambda: len(acked[0]) >= 20 and len(acked[1]) >= 20, "writes through both instances")
+        os.killpg(insts[0].pgid, signal.SIGKILL)
+        killed_at = len(acked[1])
+        wait_for(lambda: len(acked[1]) >= killed_at + 20, "writes through B after A was killed")
+        stop.set()
+        for t in threads:
+            t.join(WAIT)
+        expected = set(acked[0]) | set(acked[1])
+        wait_for(lambda: expected <= set(rec.last() or {}), "every acknowledged write on C's listener")
+        on_c = {d.id for d in watcher.collection(col).stream()}
+        assert expected <= on_c, sorted(expected - on_c)[:10]
+        # A listener on another instance sees the same documents.
+        other = servers.client(insts[1].host)
+        assert {d.id for d in other.collection(col).stream()} == on_c
+        rec.watch.unsubscribe()
+    finally:
+        for s in insts:
+            s.stop()
