@@ -187,7 +187,11 @@ typedef struct ember_settings {
      *  BORROWED: read during ember_db_open only (the caller keeps ownership). NULL: the
      *  in-process backend. With a host, path still holds the durable cache and pending writes
      *  (sent when the server is reachable); the tree (ember_ref_*) syncs with database_host
-     *  when it is set, else it stays in this process. */
+     *  when it is set, else it stays in this process. Several servers (instances of one
+     *  `ember serve --postgres` deployment) as a comma-separated list of IP addresses,
+     *  "10.0.0.1:8080,10.0.0.2:8080" (at most 16; localhost is 127.0.0.1): the client uses the
+     *  first that answers and, when its connection fails, moves on to the next that answers,
+     *  resuming its listeners there. */
     const char *host;
     /** Whether the connection to host uses TLS: true by default (Firebase's default, so
      *  ember_settings_init sets true), for `ember serve --tls-cert ...`. Set false for a

@@ -21,7 +21,7 @@ enum FirestoreHost {
                        trustedCertificatesFile: String? = nil, options: EmberOptions) throws -> (EmberClient, @Sendable () -> Int) {
         #if canImport(EmberRemote)
         let remote = try host.map {
-            try RemoteBackend(address: try RemoteAddress(parsing: $0), authToken: authToken, tls: ssl, trustedCertificatesFile: trustedCertificatesFile)
+            try RemoteBackend(addresses: try RemoteAddress.list(parsing: $0), authToken: authToken, tls: ssl, trustedCertificatesFile: trustedCertificatesFile)
         }
         var tree: RemoteTreeEndpoint?
         if let databaseHost {

@@ -23,7 +23,7 @@ func openClient(_ settings: UnsafePointer<ember_settings>?) throws -> EmberClien
     #if canImport(EmberRemote)
     let caFile = try s.ssl_ca_file.map { try text($0, "settings.ssl_ca_file") }
     let token = try s.auth_token.map { try text($0, "settings.auth_token") }
-    let remote = try host.map { try RemoteBackend(address: try RemoteAddress(parsing: $0), authToken: token, tls: s.ssl, trustedCertificatesFile: caFile) }
+    let remote = try host.map { try RemoteBackend(addresses: try RemoteAddress.list(parsing: $0), authToken: token, tls: s.ssl, trustedCertificatesFile: caFile) }
     var tree: RemoteTreeEndpoint?
     if let databaseHost {
         let a: RemoteAddress

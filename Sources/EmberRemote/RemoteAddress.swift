@@ -65,3 +65,26 @@ public struct RemoteAddress: Equatable, Sendable {
         return out
     }
 }
+
+extension RemoteAddress {
+    /// The most servers one setting may name.
+    public static let maxHosts = 16
+
+    /// A comma-separated list of `host:port` servers, for a client that moves on to the next one
+    /// when one fails ("10.0.0.1:8080,10.0.0.2:8080"). One server is the list of one. Each entry
+    /// is read as `init(parsing:)` reads it; an empty entry, or more than `maxHosts`, is refused
+    /// with INVALID_ARGUMENT.
+    public static func list(parsing text: String) throws -> [RemoteAddress] {
+        guard text.contains(",") else { return [try RemoteAddress(parsing: text)] }
+        let parts = text.split(separator: ",", omittingEmptySubsequences: false)
+        guard parts.count <= maxHosts else {
+            throw EmberError.invalidArgument("Invalid host list: \(parts.count) servers, at most \(maxHosts)")
+        }
+        return try parts.map { part in
+            guard !part.isEmpty else {
+                throw EmberError.invalidArgument("Invalid host list '\(printable(text))': an entry is empty (give host:port,host:port)")
+            }
+            return try RemoteAddress(parsing: String(part))
+        }
+    }
+}

@@ -20,8 +20,11 @@ import GRPCNIOTransportHTTP2
 ///     let client = EmberClient(persistence: MemoryPersistence(), backend: Backend(persistence: MemoryPersistence()),
 ///                              documents: server)
 public final class RemoteBackend: BackendEndpoint {
+    /// The first server of `addresses`.
     public let host: String
     public let port: Int
+    /// The servers, in the order they are tried (see `RemoteHosts`).
+    public let addresses: [RemoteAddress]
     let remoteDatabase: RemoteDatabase
     /// What the links opened on this backend received (for tests and benchmarks).
     public let stats = RemoteStats()
@@ -43,20 +46,37 @@ public final class RemoteBackend: BackendEndpoint {
     /// `tls` connects with TLS, the server's certificate verified against the system's roots,
     /// or against the PEM certificates in `trustedCertificatesFile` (a private CA, a
     /// self-signed `ember serve`).
-    public init(host: String, port: Int, project: String = "demo-ember", database: String = "(default)",
+    public convenience init(host: String, port: Int, project: String = "demo-ember", database: String = "(default)",
+                            authToken: String? = nil, tls: Bool = false, trustedCertificatesFile: String? = nil) throws {
+        try self.init(addresses: [RemoteAddress(host: host, port: port)], project: project, database: database,
+                      authToken: authToken, tls: tls, trustedCertificatesFile: trustedCertificatesFile)
+    }
+
+    /// Connects to the first of `addresses` that answers, moving on to the next when it fails
+    /// (`RemoteHosts`; several servers must be IP addresses). One address is `init(host:port:)`.
+    public init(addresses: [RemoteAddress], project: String = "demo-ember", database: String = "(default)",
                 authToken: String? = nil, tls: Bool = false, trustedCertificatesFile: String? = nil) throws {
-        guard (1...65535).contains(port) else { throw EmberError.invalidArgument("Invalid port \(port): use 1-65535") }
+        guard let first = addresses.first else { throw EmberError.invalidArgument("No server given") }
+        for a in addresses where !(1...65535).contains(a.port) {
+            throw EmberError.invalidArgument("Invalid port \(a.port): use 1-65535")
+        }
+        let host = first.host, port = first.port
         if let t = authToken, t.isEmpty || t.utf8.count > 16 << 10 || !t.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) {
             throw EmberError.invalidArgument("Invalid auth token: expected 1 to 16384 printable ASCII characters without spaces (a JWT)")
         }
         self.host = host
         self.port = port
+        self.addresses = addresses
         var remoteDatabase = try RemoteDatabase(project: project, database: database)
         remoteDatabase.authToken = authToken
         self.remoteDatabase = remoteDatabase
-        connectionLog = ConnectionLog(address: RemoteAddress(host: host, port: port).description, tls: tls)
+        connectionLog = ConnectionLog(address: addresses.map(\.description).joined(separator: ","), tls: tls)
         let target: any ResolvableTarget
-        if host.split(separator: ".").count == 4, host.allSatisfy({ $0.isNumber || $0 == "." }) {
+        var resolvers = NameResolverRegistry.defaults
+        if addresses.count > 1 {
+            target = try RemoteHosts(addresses)
+            resolvers.registerFactory(RemoteHosts.Resolver())
+        } else if host.split(separator: ".").count == 4, host.allSatisfy({ $0.isNumber || $0 == "." }) {
             target = .ipv4(address: host, port: port)
         } else if host.contains(":") {
             target = .ipv6(address: host, port: port)
@@ -80,12 +100,13 @@ public final class RemoteBackend: BackendEndpoint {
             } else {
                 security = .plaintext
             }
-            let transport = try HTTP2ClientTransport.Posix(target: target, transportSecurity: security, config: config)
+            let transport = try HTTP2ClientTransport.Posix(target: target, transportSecurity: security, config: config,
+                                                           resolverRegistry: resolvers)
             grpc = GRPCClient(transport: transport)
         } catch let e as EmberError {
             throw e
         } catch {
-            throw EmberError(.invalidArgument, "Cannot connect to \(host):\(port): \(error)")
+            throw EmberError(.invalidArgument, "Cannot connect to \(addresses.map(\.description).joined(separator: ",")): \(error)")
         }
         firestore = FirestoreClient(wrapping: grpc)
         let grpc = self.grpc, ended = self.ended
@@ -98,7 +119,7 @@ public final class RemoteBackend: BackendEndpoint {
     /// Connects to `address` (see `RemoteAddress(parsing:)` for the `host:port` text).
     public convenience init(address: RemoteAddress, project: String = "demo-ember", database: String = "(default)",
                             authToken: String? = nil, tls: Bool = false, trustedCertificatesFile: String? = nil) throws {
-        try self.init(host: address.host, port: address.port, project: project, database: database, authToken: authToken,
+        try self.init(addresses: [address], project: project, database: database, authToken: authToken,
                       tls: tls, trustedCertificatesFile: trustedCertificatesFile)
     }
 

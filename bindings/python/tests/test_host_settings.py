@@ -23,12 +23,25 @@ UNREACHABLE = "127.0.0.1:9"   # the discard port: nothing listens there
     ("[::1]", "no port"),
     ("http://127.0.0.1:8080", "without a scheme or a path"),
     ("127.0.0.1 :8080", "a space or a control character"),
+    # A list of servers (a client that moves on when one fails): each entry is read the same.
+    ("127.0.0.1:8080,", "an entry is empty"),
+    ("127.0.0.1:8080,,127.0.0.1:8081", "an entry is empty"),
+    ("127.0.0.1:8080,127.0.0.1", "no port"),
+    ("127.0.0.1:8080,db.example.com:8080", "is not an IP address"),
+    (",".join(["127.0.0.1:8080"] * 17), "at most 16"),
 ])
 def test_a_host_that_is_not_host_colon_port_is_refused(host, message):
     with pytest.raises(ember.InvalidArgumentError) as e:
         ember.Client(host=host, ssl=False)
     assert message in str(e.value)
     assert isinstance(e.value, ValueError) and e.value.code == 3
+
+
+def test_a_list_of_servers_opens_and_writes_stay_pending_while_none_answers():
+    with ember.Client(host=f"{UNREACHABLE},[::1]:9,localhost:9", ssl=False) as db:
+        db.collection("c").document("d").set({"n": 1})
+        snap = db.collection("c").document("d").get(source=ember.Source.CACHE)
+        assert snap.metadata.has_pending_writes and snap.to_dict() == {"n": 1}
 
 
 def test_tls_is_the_default_and_bad_tls_or_token_settings_are_refused(tmp_path):

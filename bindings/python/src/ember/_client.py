@@ -86,6 +86,9 @@ class Client:
     `host="127.0.0.1:8080"` syncs the documents with that server (`ember serve` or the
     Firestore emulator, database `projects/demo-ember/databases/(default)`) instead of the
     in-process backend; `path` then holds the durable cache and pending writes.
+    `host="10.0.0.1:8080,10.0.0.2:8080"` names several instances of one `ember serve
+    --postgres` deployment (IP addresses, at most 16): the client uses the first that answers
+    and moves on to the next when its connection fails.
     `database_host="127.0.0.1:9000"` syncs the tree (`reference()`) with `ember serve`'s tree
     port over the Realtime Database's realtime protocol (namespace `demo-ember`; `ssl` and
     `auth_token` apply to it too), offline first; without it the tree stays in this process.
