@@ -16,6 +16,9 @@ public protocol CommitLog: AnyObject {
     func append(version: Int64, entries: [CommitLogEntry]) -> Result<Void, EmberError>
     /// Applies every commit logged so far that this backend has not applied.
     func catchUp()
+    /// The commit time of the newest commit trimmed from the log: a listen resumed from an
+    /// older time is answered with a reset (0: nothing trimmed). Any thread.
+    var resumeFloor: Int64 { get }
 }
 
 /// Responsible for: one document of a logged commit: its new state (nil: only checked, for a

@@ -41,6 +41,9 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Keep the documents on this PostgreSQL (postgresql://user@host:port/database), shared by every instance started on it; --path is then not used (the tree stays in each instance's memory).")
     var postgres: String?
 
+    @Option(help: "With --postgres: seconds the shared change log keeps a commit (a listen resumed from an older token gets a reset and the whole result).")
+    var logRetention: Double = 3600
+
     @Option(help: "The address to listen on (a non-loopback one needs --rules, and TLS unless --insecure).")
     var host: String = "127.0.0.1"
 
@@ -128,6 +131,7 @@ struct Serve: AsyncParsableCommand {
             c.adminToken = try adminTokenFile.map { try Serve.read($0, "admin token file").trimmingCharacters(in: .whitespacesAndNewlines) }
             c.tokenIssuer = tokenIssuer
             c.postgres = postgres
+            c.logRetention = logRetention
             c.tlsCertificatePath = tlsCert
             c.tlsKeyPath = tlsKey
             c.insecure = insecure

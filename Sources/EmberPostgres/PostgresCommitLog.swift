@@ -22,13 +22,17 @@ public final class PostgresCommitLog: CommitLog, @unchecked Sendable { // state 
     private let applied: LockedValueBox<Int64>
     private let tailing = LockedValueBox<Task<Void, Never>?>(nil)
     private let statusBox = LockedValueBox(Status())
+    /// The log's floor time (see `resumeFloor`).
+    private let floorTime: LockedValueBox<Int64>
+    private let trimming = LockedValueBox<Task<Void, Never>?>(nil)
     /// The log's epoch (a resume token's), and the seconds between polls of an idle log.
     public let epoch: Int64
     static let pollInterval = 0.002
     /// Where the tasks a blocked backend queue waits for start (the store then runs its own).
     static let waiter = PostgresExecutor()
 
-    private init(store: PostgresStore, db: Int32, backend: Backend, applied: Int64, epoch: Int64) {
+    private init(store: PostgresStore, db: Int32, backend: Backend, applied: Int64, epoch: Int64, floorTime: Int64) {
+        self.floorTime = LockedValueBox(floorTime)
         self.store = store
         self.db = db
         self.backend = backend
@@ -37,19 +41,24 @@ public final class PostgresCommitLog: CommitLog, @unchecked Sendable { // state 
     }
 
     /// Loads the snapshot of log `database` into `backend`, makes this its commit log, and starts
-    /// tailing. Before the backend's first connection.
-    public static func attach(to backend: Backend, store: PostgresStore, database: String) async throws -> PostgresCommitLog {
+    /// tailing. Before the backend's first connection. With a `retention` (seconds), the instance
+    /// also trims the log of commits older than that, now and then (every instance may: trimming
+    /// is idempotent).
+    public static func attach(to backend: Backend, store: PostgresStore, database: String,
+                              retention: Double? = nil) async throws -> PostgresCommitLog {
         let head = try await store.database(named: database)
         let snapshot = try await store.snapshot(head.db)
         let docs = snapshot.documents.map {
             Document(key: $0.key, storedFields: $0.fields, version: $0.updateTime, createTime: $0.createTime, updateTime: $0.updateTime)
         }
-        let log = PostgresCommitLog(store: store, db: head.db, backend: backend, applied: snapshot.head.seq, epoch: snapshot.head.epoch)
+        let log = PostgresCommitLog(store: store, db: head.db, backend: backend, applied: snapshot.head.seq, epoch: snapshot.head.epoch,
+                                    floorTime: snapshot.head.floorTime)
         try backend.onQueue {
             try backend.loadLogged(version: snapshot.head.commitTime, documents: docs)
             backend.commitLog = log
         }
         log.startTailing()
+        if let retention { log.startTrimming(retention: retention) }
         return log
     }
 
@@ -104,7 +113,12 @@ public final class PostgresCommitLog: CommitLog, @unchecked Sendable { // state 
     /// Stops tailing (the store is the caller's to close).
     public func stop() {
         tailing.withLockedValue { $0?.cancel(); $0 = nil }
+        trimming.withLockedValue { $0?.cancel(); $0 = nil }
     }
+
+    /// The commit time of the newest commit trimmed from the log: a listen resumed from an older
+    /// time gets a reset and the whole result (as Firestore answers a token it no longer honours).
+    public var resumeFloor: Int64 { floorTime.current }
 
     // MARK: CommitLog (on the backend's queue)
 
@@ -126,6 +140,11 @@ public final class PostgresCommitLog: CommitLog, @unchecked Sendable { // state 
             guard apply(through: position.seq - 1) else {
                 return .failure(EmberError(.unavailable, "The commit was stored, but PostgreSQL did not answer afterwards"))
             }
+            // Behind the log's floor, this instance started again from a snapshot that already
+            // holds this commit (and maybe later ones): it must not apply it a second time.
+            guard applied.current < position.seq else {
+                return .failure(EmberError(.unavailable, "The commit was stored; this server started again from a snapshot meanwhile"))
+            }
             applied.withLockedValue { $0 = position.seq }
             return .success(())
         }
@@ -143,11 +162,17 @@ public final class PostgresCommitLog: CommitLog, @unchecked Sendable { // state 
             let from = applied.current
             if let limit, from >= limit { return true }
             noteReading()
-            guard case .success(let changes) = PostgresCommitLog.blocking({ try await store.changes(db, after: from, limit: 2000) }) else {
+            guard case .success(let tail) = PostgresCommitLog.blocking({ try await store.tail(db, after: from, limit: 2000) }) else {
                 noteAnswer(false)
                 return false
             }
             noteAnswer(true)
+            let changes = tail.changes
+            if tail.behindFloor {
+                // Trimmed past this instance's position: start again from a snapshot.
+                guard resync() else { return false }
+                continue
+            }
             if changes.isEmpty { return limit == nil }
             applyChanges(changes, through: limit)
         }
@@ -177,6 +202,44 @@ public final class PostgresCommitLog: CommitLog, @unchecked Sendable { // state 
         }
     }
 
+    /// Replaces the backend's documents with the log's snapshot, announced as one commit at the
+    /// snapshot's time (listeners see every difference once): for an instance that fell behind
+    /// the log's floor. On the backend's queue; false when the snapshot could not be read.
+    private func resync() -> Bool {
+        let store = self.store, db = self.db
+        noteReading()
+        guard case .success(let snapshot) = PostgresCommitLog.blocking({ try await store.snapshot(db) }) else {
+            noteAnswer(false)
+            return false
+        }
+        noteAnswer(true)
+        guard snapshot.head.seq > applied.current else { return true }
+        let docs = snapshot.documents.map {
+            Document(key: $0.key, storedFields: $0.fields, version: $0.updateTime, createTime: $0.createTime, updateTime: $0.updateTime)
+        }
+        backend.replaceLogged(version: snapshot.head.commitTime, documents: docs)
+        applied.withLockedValue { $0 = snapshot.head.seq }
+        floorTime.withLockedValue { $0 = max($0, snapshot.head.floorTime) }
+        return true
+    }
+
+    // MARK: the trimmer
+
+    private func startTrimming(retention: Double) {
+        let store = self.store, db = self.db
+        let every = min(60, max(0.2, retention / 4))
+        let task = Task(executorPreference: PostgresExecutor()) { [weak self] in
+            while !Task.isCancelled {
+                let before = PostgresCommitLog.wallMicros() - Int64(retention * 1e6)
+                if let floor = try? await store.trim(db, before: before) {
+                    self?.floorTime.withLockedValue { $0 = max($0, floor.time) }
+                }
+                try? await Task.sleep(for: .milliseconds(Int64(every * 1000)))
+            }
+        }
+        trimming.withLockedValue { $0 = task }
+    }
+
     // MARK: the tailer
 
     private func startTailing() {
@@ -186,10 +249,10 @@ public final class PostgresCommitLog: CommitLog, @unchecked Sendable { // state 
         let task = Task(executorPreference: PostgresExecutor()) { [weak self] in
             while !Task.isCancelled {
                 guard let from = self?.applied.current else { return }
-                let changes: [LoggedChange]
+                let tail: LogTail
                 do {
                     self?.noteReading()
-                    changes = try await store.changes(db, after: from, limit: 2000)
+                    tail = try await store.tail(db, after: from, limit: 2000)
                     self?.noteAnswer(true)
                 } catch {
                     // Out of reach: try again soon, without spinning; reads and commits fail
@@ -198,14 +261,20 @@ public final class PostgresCommitLog: CommitLog, @unchecked Sendable { // state 
                     try? await Task.sleep(for: .milliseconds(50))
                     continue
                 }
-                if changes.isEmpty {
+                let changes = tail.changes
+                if changes.isEmpty && !tail.behindFloor {
                     try? await Task.sleep(for: .milliseconds(Int64(PostgresCommitLog.pollInterval * 1000)))
                     continue
                 }
                 guard let me = self else { return }
                 await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
                     me.backend.onQueueAsync {
-                        me.applyChanges(changes, through: nil)
+                        if tail.behindFloor {
+                            // Trimmed before this instance read it: start again from a snapshot.
+                            if me.applied.current == from { _ = me.resync() }
+                        } else {
+                            me.applyChanges(changes, through: nil)
+                        }
                         c.resume()
                     }
                 }

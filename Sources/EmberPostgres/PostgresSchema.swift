@@ -8,7 +8,7 @@ import PostgresNIO
 ///     try await PostgresSchema.migrate(client)      // at start, before any other statement
 enum PostgresSchema {
     /// The version this build creates and understands.
-    static let version = 1
+    static let version = 2
 
     /// Each version's statements, applied in order from the database's version + 1.
     static let steps: [Int: [PostgresQuery]] = [1: [
@@ -104,6 +104,31 @@ enum PostgresSchema {
             VALUES (p_db, v_seq, i, p_parents[i], p_ids[i], CASE WHEN p_kinds[i] = 1 THEN NULL ELSE p_fields[i] END, v_created, v_time);
           END LOOP;
           RETURN QUERY SELECT v_seq, v_time;
+        END
+        $$
+        """,
+    ], 2: [
+        // Retention: `floor_time` is the commit time of the newest commit trimmed from the log
+        // (a resume token older than it gets a reset, not the changes since).
+        "ALTER TABLE ember_log_head ADD COLUMN floor_time bigint NOT NULL DEFAULT 0",
+        "CREATE INDEX ember_changes_time ON ember_changes (db_id, commit_time)",
+        // Trims the commits before p_before (whole commits: their rows share one time) and moves
+        // the floor; returns the floor's position and time.
+        """
+        CREATE FUNCTION ember_trim(p_db integer, p_before bigint)
+        RETURNS TABLE (out_floor_seq bigint, out_floor_time bigint) LANGUAGE plpgsql VOLATILE AS $$
+        DECLARE
+          v_seq bigint;
+          v_time bigint;
+        BEGIN
+          SELECT max(c.seq), max(c.commit_time) INTO v_seq, v_time FROM ember_changes c
+           WHERE c.db_id = p_db AND c.commit_time < p_before;
+          IF v_seq IS NOT NULL THEN
+            DELETE FROM ember_changes c WHERE c.db_id = p_db AND c.seq <= v_seq;
+            UPDATE ember_log_head h SET floor_seq = greatest(h.floor_seq, v_seq), floor_time = greatest(h.floor_time, v_time)
+             WHERE h.db_id = p_db;
+          END IF;
+          RETURN QUERY SELECT h.floor_seq, h.floor_time FROM ember_log_head h WHERE h.db_id = p_db;
         END
         $$
         """,

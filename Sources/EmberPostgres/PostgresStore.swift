@@ -124,7 +124,7 @@ public final class PostgresStore: Sendable {
         try await run("opening a database's log") { client in
             let epoch = Int64.random(in: 1...Int64.max)
             try await client.query("INSERT INTO ember_log_head (name, epoch) VALUES (\(name), \(epoch)) ON CONFLICT (name) DO NOTHING")
-            let rows = try await client.query("SELECT db_id, epoch, seq, commit_time, floor_seq FROM ember_log_head WHERE name = \(name)")
+            let rows = try await client.query("SELECT db_id, epoch, seq, commit_time, floor_seq, floor_time FROM ember_log_head WHERE name = \(name)")
             guard let head = try await PostgresStore.firstHead(rows) else { throw EmberError(.internal, "The log of '\(name)' is missing") }
             return head
         }
@@ -133,7 +133,7 @@ public final class PostgresStore: Sendable {
     /// The log's head of `db` now.
     public func head(_ db: Int32) async throws -> LogHead {
         try await run("reading a log's head") { client in
-            let rows = try await client.query("SELECT db_id, epoch, seq, commit_time, floor_seq FROM ember_log_head WHERE db_id = \(db)")
+            let rows = try await client.query("SELECT db_id, epoch, seq, commit_time, floor_seq, floor_time FROM ember_log_head WHERE db_id = \(db)")
             guard let head = try await PostgresStore.firstHead(rows) else { throw EmberError(.notFound, "No database \(db) on this PostgreSQL") }
             return head
         }
@@ -141,8 +141,8 @@ public final class PostgresStore: Sendable {
 
     /// The head in the first row of `SELECT db_id, epoch, seq, commit_time, floor_seq`.
     private static func firstHead(_ rows: PostgresRowSequence) async throws -> LogHead? {
-        for try await (id, epoch, seq, time, floor) in rows.decode((Int32, Int64, Int64, Int64, Int64).self) {
-            return LogHead(db: id, epoch: epoch, seq: seq, commitTime: time, floorSeq: floor)
+        for try await (id, epoch, seq, time, floor, floorTime) in rows.decode((Int32, Int64, Int64, Int64, Int64, Int64).self) {
+            return LogHead(db: id, epoch: epoch, seq: seq, commitTime: time, floorSeq: floor, floorTime: floorTime)
         }
         return nil
     }
@@ -185,7 +185,7 @@ public final class PostgresStore: Sendable {
                 try await c.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", logger: PostgresStore.quiet)
                 do {
                     let head = try await PostgresStore.firstHead(try await c.query(
-                        "SELECT db_id, epoch, seq, commit_time, floor_seq FROM ember_log_head WHERE db_id = \(db)", logger: PostgresStore.quiet))
+                        "SELECT db_id, epoch, seq, commit_time, floor_seq, floor_time FROM ember_log_head WHERE db_id = \(db)", logger: PostgresStore.quiet))
                     guard let head else { throw EmberError(.notFound, "No database \(db) on this PostgreSQL") }
                     var docs: [StoredDocument] = []
                     for try await (parent, id, fields, create, update, seq) in try await c.query("""
@@ -235,22 +235,41 @@ public final class PostgresStore: Sendable {
         }
     }
 
+    /// Removes the commits of `db` made before `time` (µs) from the log, and returns the floor
+    /// (the newest position trimmed and its time; nothing trimmed: the floor as it was).
+    public func trim(_ db: Int32, before time: Int64) async throws -> (seq: Int64, time: Int64) {
+        try await run("trimming the log") { client in
+            let rows = try await client.query("SELECT out_floor_seq, out_floor_time FROM ember_trim(\(db), \(time))")
+            for try await (seq, t) in rows.decode((Int64, Int64).self) { return (seq, t) }
+            throw EmberError(.notFound, "No database \(db) on this PostgreSQL")
+        }
+    }
+
     /// The log after position `seq`, in order: at most `limit` writes (a commit's writes are never
     /// split: the last commit is completed past the limit).
     public func changes(_ db: Int32, after seq: Int64, limit: Int = 1000) async throws -> [LoggedChange] {
+        try await tail(db, after: seq, limit: limit).changes
+    }
+
+    /// `changes(after:)`, and whether positions after `seq` were trimmed (the reader is behind the
+    /// log's floor and must start again from a snapshot), read in one statement.
+    public func tail(_ db: Int32, after seq: Int64, limit: Int = 1000) async throws -> LogTail {
         try await run("reading the log") { client in
             let rows = try await client.query("""
                 SELECT seq, idx, parent, id, fields, create_time, commit_time FROM ember_changes
                  WHERE db_id = \(db) AND seq > \(seq)
                    AND seq <= coalesce((SELECT max(c.seq) FROM (SELECT seq FROM ember_changes
                                          WHERE db_id = \(db) AND seq > \(seq) ORDER BY seq, idx LIMIT \(limit)) c), \(seq))
-                 ORDER BY seq, idx
+                UNION ALL
+                SELECT -1, 0, '', '', NULL, 0, floor_seq FROM ember_log_head WHERE db_id = \(db) AND floor_seq > \(seq)
+                 ORDER BY 1, 2
                 """)
-            var out: [LoggedChange] = []
+            var out = LogTail()
             for try await (s, idx, parent, id, fields, created, time) in rows.decode((Int64, Int32, String, String, ByteBuffer?, Int64, Int64).self) {
+                if s == -1 { out.behindFloor = true; continue }
                 let key = try DocumentKey(path: ResourcePath(parsing: parent).appending(id))
-                out.append(LoggedChange(seq: s, index: Int(idx), key: key, fields: fields.map { Array(buffer: $0) },
-                                        createTime: created, commitTime: time))
+                out.changes.append(LoggedChange(seq: s, index: Int(idx), key: key, fields: fields.map { Array(buffer: $0) },
+                                                createTime: created, commitTime: time))
             }
             return out
         }
@@ -345,7 +364,10 @@ public struct LogHead: Sendable, Equatable {
     public let epoch: Int64
     public let seq: Int64
     public let commitTime: Int64
+    /// The oldest position still in the log less one, and that commit's time: a resume from a
+    /// time before `floorTime` cannot be answered from the log (a reset).
     public let floorSeq: Int64
+    public let floorTime: Int64
 }
 
 /// Responsible for: a document as PostgreSQL holds it.
@@ -355,6 +377,13 @@ public struct StoredDocument: Sendable, Equatable {
     public let createTime: Int64
     public let updateTime: Int64
     public let updateSeq: Int64
+}
+
+/// Responsible for: a read of the log's tail: the writes after a position, and whether the
+/// log was trimmed past it.
+public struct LogTail: Sendable, Equatable {
+    public var changes: [LoggedChange] = []
+    public var behindFloor = false
 }
 
 /// Responsible for: one write of the log: its commit's position, its index in the commit, the

@@ -76,6 +76,8 @@ public final class EmberServer: @unchecked Sendable { // set up in `init`, then 
         /// Keep the documents on this PostgreSQL (`postgresql://user@host:port/database`), shared
         /// with every instance started on it (docs/scale-out.md); `path` is then not used for them.
         public var postgres: String?
+        /// With `postgres`: seconds the shared change log keeps a commit (0.1 at least).
+        public var logRetention: Double = 3600
 
         public init(host: String = "127.0.0.1", port: Int = 8080, path: String? = nil,
                     maxRequestBytes: Int = 16 << 20, maxConcurrentStreams: Int = 10_000,
@@ -151,6 +153,9 @@ public final class EmberServer: @unchecked Sendable { // set up in `init`, then 
         }
         self.configuration = configuration
         self.logger = logger
+        if configuration.postgres != nil, !(configuration.logRetention >= 0.1 && configuration.logRetention <= 3.2e7) {
+            throw EmberError.invalidArgument("Invalid log retention \(configuration.logRetention): give seconds, from 0.1 to about a year")
+        }
         if let url = configuration.postgres {
             // The documents are PostgreSQL's: this instance keeps a copy in memory, loaded from
             // its snapshot and kept up by the shared log.
@@ -159,7 +164,8 @@ public final class EmberServer: @unchecked Sendable { // set up in `init`, then 
             let backend = Backend(persistence: persistence)
             let log: PostgresCommitLog
             do {
-                log = try await PostgresCommitLog.attach(to: backend, store: store, database: "ember")
+                log = try await PostgresCommitLog.attach(to: backend, store: store, database: "ember",
+                                                         retention: configuration.logRetention)
             } catch {
                 store.close()
                 throw error

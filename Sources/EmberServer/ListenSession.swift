@@ -77,6 +77,9 @@ final class ListenSession: BackendClient {
     private var byBackendId: [Int: Target] = [:]
     private var nextBackendId = 1
     private var lastVersion: Int64 = 0
+    /// Targets being added whose resume token is older than the log's floor (a RESET follows
+    /// their ADD).
+    private var resetting = Set<Int32>()
 
     init(backend: Backend, streams: StreamRegistry, access: AccessControl, caller: Caller, output limits: OutputGate.Limits, ledger: OutputLedger) {
         self.backend = backend
@@ -200,6 +203,7 @@ final class ListenSession: BackendClient {
                 let target = try makeTarget(t, id: id, database: req.database)
                 targets[id] = target
                 targetChange(.add, [id])
+                if resetting.remove(id) != nil { targetChange(.reset, [id]) }
                 let queries: [Query] = target.query.map { [$0] } ?? target.documents.map { Query(document: $0) }
                 if queries.isEmpty { finishInitial(target, version: lastVersion) }
                 for q in queries {
@@ -210,6 +214,7 @@ final class ListenSession: BackendClient {
                     connection.listen(targetId: bid, query: q, knownKeys: [])
                 }
             } catch let e as EmberError {
+                resetting.remove(id)
                 targetChange(.remove, [id], cause: e)
             } catch {
                 targetChange(.remove, [id], cause: EmberError(.internal, "\(error)"))
@@ -240,6 +245,8 @@ final class ListenSession: BackendClient {
         case .readTime(let ts)?: resume = WireCodec.micros(ts)
         case nil: resume = nil
         }
+        // Older than the shared log keeps (its retention): answered whole, after a RESET.
+        if let r = resume, r < backend.resumeFloor { resume = nil; resetting.insert(id) }
         switch t.targetType {
         case .query(let qt)?:
             guard case .structuredQuery(let sq)? = qt.queryType else { throw EmberError.invalidArgument("A query target needs a structured_query") }

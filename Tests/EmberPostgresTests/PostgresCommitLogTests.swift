@@ -167,4 +167,33 @@ final class PostgresCommitLogTests: XCTestCase {
         XCTAssertTrue(late.recorder.wait(documents: 1), "the commit after its listen result")
         XCTAssertEqual(late.recorder.commits.last?.docs.map { $0.key.id }, ["after"])
     }
+
+    /// An instance that stopped reading while the log was trimmed past its position starts
+    /// again from a snapshot: its listener sees every difference once (changes, additions and
+    /// deletions), and it follows the log again after.
+    func testAnInstanceBehindTheTrimmedLogStartsAgainFromASnapshot() async throws {
+        let a = try await start(), b = try await start()
+        for i in 0..<4 { _ = try a.connection.commitWaiting([set("c/t\(i)", Int64(i))]).get() }
+        XCTAssertTrue(b.recorder.wait(documents: 4))
+        b.log.stop()   // b reads nothing more
+        _ = try a.connection.commitWaiting([set("c/t0", 100)]).get()
+        _ = try a.connection.commitWaiting([Mutation(key: try DocumentKey(parsing: "c/t1"), kind: .delete)]).get()
+        _ = try a.connection.commitWaiting([set("c/t9", 9)]).get()
+        let floor = try await a.store.trim(a.log.databaseId, before: Int64.max)
+        XCTAssertEqual(floor.seq, a.log.appliedPosition, "everything trimmed")
+        let before = b.recorder.commits.count
+        let keys = ["t0", "t1", "t2", "t3", "t9"].map { try! DocumentKey(parsing: "c/\($0)") }
+        let (docs, _) = b.connection.lookupWaiting(keys)   // the read catches up: a resync
+        XCTAssertEqual(docs.map { $0.data["n"] }, [.int(100), nil, .int(2), .int(3), .int(9)])
+        XCTAssertEqual(b.log.appliedPosition, a.log.appliedPosition)
+        XCTAssertTrue(b.recorder.wait(documents: 4 + 3))
+        let resync = b.recorder.commits.dropFirst(before)
+        XCTAssertEqual(resync.count, 1, "one commit of the differences")
+        XCTAssertEqual(Set(resync.first!.docs.map { "\($0.key.id) \($0.exists)" }), ["t0 true", "t1 false", "t9 true"])
+        XCTAssertEqual(b.log.resumeFloor, floor.time)
+        // It follows the log again.
+        _ = try a.connection.commitWaiting([set("c/t2", 22)]).get()
+        let (after, _) = b.connection.lookupWaiting([keys[2]])
+        XCTAssertEqual(after[0].data["n"], .int(22))
+    }
 }

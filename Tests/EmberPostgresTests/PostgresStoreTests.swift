@@ -185,6 +185,32 @@ final class PostgresStoreTests: XCTestCase {
         XCTAssertEqual(v108, [])
     }
 
+    /// Trimming removes whole commits made before a time and moves the floor; a reader behind
+    /// the floor is told so (it must start again from a snapshot), one at or past it is not.
+    func testTrimmingRemovesWholeCommitsAndMovesTheFloor() async throws {
+        let db = try await store.database(named: name()).db
+        var positions: [CommitPosition] = []
+        for i in 0..<4 {
+            positions.append(try await store.commit(db, [PostgresWrite(key: key("c/a\(i)"), fields: [1]), PostgresWrite(key: key("c/b\(i)"), fields: [2])]))
+        }
+        let floor = try await store.trim(db, before: positions[2].commitTime)
+        XCTAssertEqual(floor.seq, positions[1].seq)
+        XCTAssertEqual(floor.time, positions[1].commitTime)
+        let head = try await store.head(db)
+        XCTAssertEqual(head.floorSeq, positions[1].seq)
+        XCTAssertEqual(head.floorTime, positions[1].commitTime)
+        let behind = try await store.tail(db, after: 0)
+        XCTAssertTrue(behind.behindFloor)
+        let atFloor = try await store.tail(db, after: positions[1].seq)
+        XCTAssertFalse(atFloor.behindFloor)
+        XCTAssertEqual(atFloor.changes.map { $0.seq }, [3, 3, 4, 4].map { positions[0].seq + Int64($0) - 1 })
+        // Trimming again before the same time changes nothing; the documents stay.
+        let again = try await store.trim(db, before: positions[2].commitTime)
+        XCTAssertEqual(again.seq, floor.seq)
+        let kept = try await store.documents(db, in: try ResourcePath(parsing: "c"))
+        XCTAssertEqual(kept.count, 8)
+    }
+
     func testBadURLsAndAnUnreachableServer() async throws {
         for bad in ["mysql://u@h/db", "postgresql://h/db", "postgresql://u@h/", "postgresql://u@h/db?sslmode=maybe", "not a url"] {
             do {
