@@ -47,7 +47,7 @@ check: test-docs test-swift-unit test-c-unit test-python
 
 # ---- the demo and the benchmarks (each part is below, with its language) ----
 demo: deps demo-python demo-swift
-bench: deps bench-c bench-python bench-tree-server bench-server bench-rules bench-tree-remote bench-remote bench-swift
+bench: deps bench-c bench-python bench-tree-server bench-server bench-rules bench-tree-remote bench-remote bench-swift bench-scaleout
 
 # Installs what the build needs and is missing. The Swift toolchain itself must be on PATH
 # (Swift 6.x); everything else is installed here, never by hand.
@@ -398,6 +398,15 @@ BENCH_SERVER_ARGS ?=
 bench-server: deps server-venv
 	$(SWIFT) build -j $(JOBS) -c release --scratch-path $(BENCH_PATH) --product ember
 	$(SERVER_PY) bench/server/bench_server.py $(BENCH_PATH)/release/ember $(BENCH_SERVER_ARGS)
+
+# Several ember serve instances on one PostgreSQL (a cluster of the run's own) beside a
+# SQLite-backed one: commits/s with 1-3 instances, A -> B, catch-up, 10,000 listeners
+# (bench/scaleout/README.md). BENCH_SCALEOUT_ARGS: e.g. --quick, --json FILE.
+BENCH_SCALEOUT_ARGS ?=
+.PHONY: bench-scaleout
+bench-scaleout: deps server-venv postgres-deps
+	$(SWIFT) build -j $(JOBS) -c release --scratch-path $(BENCH_PATH) --product ember
+	$(SERVER_PY) bench/scaleout/bench_scaleout.py $(BENCH_PATH)/release/ember $(BENCH_SCALEOUT_ARGS)
 
 # What security rules and ID tokens cost a call: ember serve without rules, with
 # --rules and an HS256 token, and the emulator with the same rules (bench/rules/bench_rules.py).

@@ -10,7 +10,8 @@ import EmberModel
 /// of this backend is then one `PostgresStore.commit` at that commit's time, expecting every
 /// document it was computed from to be unchanged; before the backend applies it, every commit
 /// before it in the log (other instances') is applied through `Backend.applyLogged`. A tailer
-/// applies the others' commits as they come (it polls the log; nothing depends on NOTIFY).
+/// applies the others' commits as they come: it polls the log, and a NOTIFY each commit sends
+/// (outside its transaction) wakes it early; nothing depends on the NOTIFYs arriving.
 /// Positions are applied exactly once, in order: the last one applied is the backend's.
 ///
 ///     let log = try await PostgresCommitLog.attach(to: backend, store: store, database: "ember")
@@ -27,9 +28,17 @@ public final class PostgresCommitLog: CommitLog, @unchecked Sendable { // state 
     private let trimming = LockedValueBox<Task<Void, Never>?>(nil)
     /// The log's epoch (a resume token's), and the seconds between polls of an idle log.
     public let epoch: Int64
-    static let pollInterval = 0.002
-    /// Where the tasks a blocked backend queue waits for start (the store then runs its own).
-    static let waiter = PostgresExecutor()
+    /// The idle poll when NOTIFY wakes the tailer, and when it does not (an engine without
+    /// LISTEN/NOTIFY, or its connection down): correctness never depends on the wake-ups.
+    static let pollInterval = 0.02
+    static let pollIntervalWithoutWakeUps = 0.002
+    private let doorbell = Doorbell()
+    private let wakeUps = LockedValueBox(false)
+    private let listening = LockedValueBox<Task<Void, Never>?>(nil)
+    /// Whether commits NOTIFY the other instances (set once at attach; off: they poll only).
+    private var sendsWakeUps = true
+    /// A NOTIFY is being sent, and whether another commit came meanwhile (one more follows).
+    private let notifying = LockedValueBox((inFlight: false, again: false))
 
     private init(store: PostgresStore, db: Int32, backend: Backend, applied: Int64, epoch: Int64, floorTime: Int64) {
         self.floorTime = LockedValueBox(floorTime)
@@ -45,7 +54,7 @@ public final class PostgresCommitLog: CommitLog, @unchecked Sendable { // state 
     /// also trims the log of commits older than that, now and then (every instance may: trimming
     /// is idempotent).
     public static func attach(to backend: Backend, store: PostgresStore, database: String,
-                              retention: Double? = nil) async throws -> PostgresCommitLog {
+                              retention: Double? = nil, wakeUps: Bool = true) async throws -> PostgresCommitLog {
         let head = try await store.database(named: database)
         let snapshot = try await store.snapshot(head.db)
         let docs = snapshot.documents.map {
@@ -57,6 +66,8 @@ public final class PostgresCommitLog: CommitLog, @unchecked Sendable { // state 
             try backend.loadLogged(version: snapshot.head.commitTime, documents: docs)
             backend.commitLog = log
         }
+        log.sendsWakeUps = wakeUps
+        if wakeUps { log.startListening() }
         log.startTailing()
         if let retention { log.startTrimming(retention: retention) }
         return log
@@ -114,6 +125,8 @@ public final class PostgresCommitLog: CommitLog, @unchecked Sendable { // state 
     public func stop() {
         tailing.withLockedValue { $0?.cancel(); $0 = nil }
         trimming.withLockedValue { $0?.cancel(); $0 = nil }
+        listening.withLockedValue { $0?.cancel(); $0 = nil }
+        doorbell.ring()
     }
 
     /// The commit time of the newest commit trimmed from the log: a listen resumed from an older
@@ -130,14 +143,16 @@ public final class PostgresCommitLog: CommitLog, @unchecked Sendable { // state 
             return PostgresWrite(key: e.key, fields: d.exists ? (d.storedFields ?? ValueMessagePack.encode(.map(d.data))) : nil, expect: expect)
         }
         let store = self.store, db = self.db
-        switch PostgresCommitLog.blocking({ try await store.commit(db, writes, at: version) }) {
+        switch PostgresCommitLog.blocking(on: store.executor, { try await store.commit(db, writes, at: version) }) {
         case .failure(let e):
             return .failure(e as? EmberError ?? EmberError(.internal, "\(e)"))
         case .success(let position):
             // Every commit before it first, in order. Should they not be readable now, this one
             // is not applied here either: the tailer applies them all, in order, later, and the
             // writer hears UNAVAILABLE (its commit's outcome unknown, as when a reply is lost).
-            guard apply(through: position.seq - 1) else {
+            if sendsWakeUps { notifyOthers() }
+            // Nothing logged between this instance's last position and this commit: no read.
+            guard position.seq == applied.current + 1 || apply(through: position.seq - 1) else {
                 return .failure(EmberError(.unavailable, "The commit was stored, but PostgreSQL did not answer afterwards"))
             }
             // Behind the log's floor, this instance started again from a snapshot that already
@@ -162,7 +177,7 @@ public final class PostgresCommitLog: CommitLog, @unchecked Sendable { // state 
             let from = applied.current
             if let limit, from >= limit { return true }
             noteReading()
-            guard case .success(let tail) = PostgresCommitLog.blocking({ try await store.tail(db, after: from, limit: 2000) }) else {
+            guard case .success(let tail) = PostgresCommitLog.blocking(on: store.executor, { try await store.tail(db, after: from, limit: 2000) }) else {
                 noteAnswer(false)
                 return false
             }
@@ -208,7 +223,7 @@ public final class PostgresCommitLog: CommitLog, @unchecked Sendable { // state 
     private func resync() -> Bool {
         let store = self.store, db = self.db
         noteReading()
-        guard case .success(let snapshot) = PostgresCommitLog.blocking({ try await store.snapshot(db) }) else {
+        guard case .success(let snapshot) = PostgresCommitLog.blocking(on: store.executor, { try await store.snapshot(db) }) else {
             noteAnswer(false)
             return false
         }
@@ -240,13 +255,58 @@ public final class PostgresCommitLog: CommitLog, @unchecked Sendable { // state 
         trimming.withLockedValue { $0 = task }
     }
 
+    // MARK: wake-ups (LISTEN/NOTIFY)
+
+    /// Listens for the other instances' NOTIFYs on a connection of its own and rings the
+    /// tailer's doorbell; while it listens, the tailer polls less often. Reconnects after a
+    /// second when the connection fails.
+    private func startListening() {
+        let store = self.store, db = self.db, doorbell = self.doorbell, wakeUps = self.wakeUps
+        let task = Task(executorPreference: PostgresExecutor()) {
+            while !Task.isCancelled {
+                do {
+                    try await store.listenForCommits { id in
+                        if id == nil { wakeUps.withLockedValue { $0 = true } }
+                        if id == nil || id == db { doorbell.ring() }
+                    }
+                } catch {}
+                wakeUps.withLockedValue { $0 = false }
+                try? await Task.sleep(for: .seconds(1))
+            }
+        }
+        listening.withLockedValue { $0 = task }
+    }
+
+    /// Sends a NOTIFY for this log, off the writer's path; commits made while one is in flight
+    /// share the next one.
+    private func notifyOthers() {
+        let send = notifying.withLockedValue { n -> Bool in
+            if n.inFlight { n.again = true; return false }
+            n.inFlight = true
+            return true
+        }
+        guard send else { return }
+        let store = self.store, db = self.db
+        Task(executorPreference: store.executor) { [weak self] in
+            while true {
+                try? await store.notify(db)
+                let more = self?.notifying.withLockedValue { n -> Bool in
+                    if n.again { n.again = false; return true }
+                    n.inFlight = false
+                    return false
+                } ?? false
+                if !more { return }
+            }
+        }
+    }
+
     // MARK: the tailer
 
     private func startTailing() {
         let store = self.store, db = self.db
         // On a queue of its own: it must not wait for threads of the global executor, which a
         // caller may be holding (blocked on the backend's queue).
-        let task = Task(executorPreference: PostgresExecutor()) { [weak self] in
+        let task = Task(executorPreference: store.executor) { [weak self] in
             while !Task.isCancelled {
                 guard let from = self?.applied.current else { return }
                 let tail: LogTail
@@ -255,6 +315,8 @@ public final class PostgresCommitLog: CommitLog, @unchecked Sendable { // state 
                     tail = try await store.tail(db, after: from, limit: 2000)
                     self?.noteAnswer(true)
                 } catch {
+                    // Stopped: the read's failure says nothing of PostgreSQL.
+                    if Task.isCancelled { self?.noteAnswer(true); return }
                     // Out of reach: try again soon, without spinning; reads and commits fail
                     // with UNAVAILABLE meanwhile, and nothing is skipped when it answers again.
                     self?.noteAnswer(false)
@@ -263,7 +325,8 @@ public final class PostgresCommitLog: CommitLog, @unchecked Sendable { // state 
                 }
                 let changes = tail.changes
                 if changes.isEmpty && !tail.behindFloor {
-                    try? await Task.sleep(for: .milliseconds(Int64(PostgresCommitLog.pollInterval * 1000)))
+                    guard let me = self else { return }
+                    await me.doorbell.wait(upTo: me.wakeUps.current ? PostgresCommitLog.pollInterval : PostgresCommitLog.pollIntervalWithoutWakeUps)
                     continue
                 }
                 guard let me = self else { return }
@@ -303,12 +366,12 @@ public final class PostgresCommitLog: CommitLog, @unchecked Sendable { // state 
 
     /// Waits for an async call from a thread that may block (the backend's queue, never an event
     /// loop): every store call is bounded by its operation timeout.
-    static func blocking<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) -> Result<T, Error> {
+    static func blocking<T: Sendable>(on executor: PostgresExecutor, _ body: @escaping @Sendable () async throws -> T) -> Result<T, Error> {
         let box = LockedValueBox<Result<T, Error>?>(nil)
         let done = DispatchSemaphore(value: 0)
         // Not on the global executor: in `ember serve` its threads are the event loops, one of
         // which may be waiting for the backend's queue this call blocks.
-        Task(executorPreference: PostgresCommitLog.waiter) {
+        Task(executorPreference: executor) {
             do {
                 let v = try await body()
                 box.withLockedValue { $0 = .success(v) }

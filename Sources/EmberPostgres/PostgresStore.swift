@@ -235,6 +235,30 @@ public final class PostgresStore: Sendable {
         }
     }
 
+    /// The channel instances NOTIFY after a commit (the payload is the database id), so the
+    /// others read the log at once instead of at their next poll.
+    static let channel = "ember_log"
+
+    /// Tells every instance listening that `db` has a new commit (outside the commit: a NOTIFY
+    /// inside it would serialize commits on the cluster's notification queue).
+    public func notify(_ db: Int32) async throws {
+        try await run("notifying") { client in
+            _ = try await client.query("SELECT pg_notify(\(PostgresStore.channel), \(String(db)))")
+        }
+    }
+
+    /// Calls `wake` with the database id of every NOTIFY on the channel (nil once listening
+    /// starts), on one connection of the pool held for it, until the task is cancelled; throws
+    /// when the connection fails. Run it on a task that prefers a `PostgresExecutor`.
+    public func listenForCommits(_ wake: @escaping @Sendable (Int32?) -> Void) async throws {
+        try await client.withConnection { c in
+            try await c.listen(on: PostgresStore.channel) { notifications in
+                wake(nil)
+                for try await n in notifications { wake(Int32(n.payload)) }
+            }
+        }
+    }
+
     /// Removes the commits of `db` made before `time` (µs) from the log, and returns the floor
     /// (the newest position trimmed and its time; nothing trimmed: the floor as it was).
     public func trim(_ db: Int32, before time: Int64) async throws -> (seq: Int64, time: Int64) {
@@ -423,9 +447,11 @@ extension PostgresStore {
         let client = self.client, timeout = operationTimeout
         usageBox.withLockedValue { $0.inFlight += 1 }
         do {
-            let v = try await Task(executorPreference: executor) {
+            // On the store's executor: no hop when the caller already runs there (the log's
+            // waits and tailer), one otherwise.
+            let v = try await withTaskExecutorPreference(executor) {
                 try await PostgresStore.bounded(timeout, what) { try await body(client) }
-            }.value
+            }
             usageBox.withLockedValue { $0.inFlight -= 1; $0.total += 1 }
             return v
         } catch {
