@@ -34,6 +34,8 @@ public final class PostgresCommitLog: CommitLog, @unchecked Sendable { // state 
     static let pollIntervalWithoutWakeUps = 0.002
     private let doorbell = Doorbell()
     private let wakeUps = LockedValueBox(false)
+    /// Other logs' doorbells the NOTIFY listener rings too (the tree's), by database id.
+    private let otherBells = LockedValueBox<[Int32: Doorbell]>([:])
     private let listening = LockedValueBox<Task<Void, Never>?>(nil)
     /// Whether commits NOTIFY the other instances (set once at attach; off: they poll only).
     private var sendsWakeUps = true
@@ -261,13 +263,14 @@ public final class PostgresCommitLog: CommitLog, @unchecked Sendable { // state 
     /// tailer's doorbell; while it listens, the tailer polls less often. Reconnects after a
     /// second when the connection fails.
     private func startListening() {
-        let store = self.store, db = self.db, doorbell = self.doorbell, wakeUps = self.wakeUps
+        let store = self.store, db = self.db, doorbell = self.doorbell, wakeUps = self.wakeUps, others = self.otherBells
         let task = Task(executorPreference: PostgresExecutor()) {
             while !Task.isCancelled {
                 do {
                     try await store.listenForCommits { id in
                         if id == nil { wakeUps.withLockedValue { $0 = true } }
                         if id == nil || id == db { doorbell.ring() }
+                        if let id { others.current[id]?.ring() } else { others.current.values.forEach { $0.ring() } }
                     }
                 } catch {}
                 wakeUps.withLockedValue { $0 = false }
@@ -276,6 +279,14 @@ public final class PostgresCommitLog: CommitLog, @unchecked Sendable { // state 
         }
         listening.withLockedValue { $0 = task }
     }
+
+    /// Rings `bell` too for every NOTIFY of database `id` (another log sharing this listener).
+    func alsoWake(_ id: Int32, _ bell: Doorbell) {
+        otherBells.withLockedValue { $0[id] = bell }
+    }
+
+    /// The idle poll of a tailer now (longer while NOTIFYs wake it).
+    var pollSeconds: Double { wakeUps.current ? PostgresCommitLog.pollInterval : PostgresCommitLog.pollIntervalWithoutWakeUps }
 
     /// Sends a NOTIFY for this log, off the writer's path; commits made while one is in flight
     /// share the next one.

@@ -132,6 +132,37 @@ enum PostgresSchema {
         END
         $$
         """,
+        // One tree write (the tree's log is one `ember_log_head` row, its writes `ember_changes`
+        // rows: `parent` the path's segments joined by '/', `id` empty, `fields` the value in
+        // Ember's MessagePack, NULL for null, given as empty bytes). p_expect >= 0: computed from the tree at that
+        // position; any write logged since raises EM001 (a compare-and-set computes again).
+        """
+        CREATE FUNCTION ember_tree_commit(p_db integer, p_expect bigint, p_paths text[], p_values bytea[])
+        RETURNS TABLE (out_seq bigint, out_commit_time bigint) LANGUAGE plpgsql VOLATILE AS $$
+        DECLARE
+          v_seq bigint;
+          v_last bigint;
+          v_time bigint;
+          i integer;
+        BEGIN
+          SELECT h.seq, h.commit_time INTO v_seq, v_last FROM ember_log_head h WHERE h.db_id = p_db FOR UPDATE;
+          IF NOT FOUND THEN
+            RAISE EXCEPTION 'no log %', p_db USING ERRCODE = 'EM002';
+          END IF;
+          IF p_expect >= 0 AND v_seq <> p_expect THEN
+            RAISE EXCEPTION 'the tree changed since position %', p_expect USING ERRCODE = 'EM001';
+          END IF;
+          v_seq := v_seq + 1;
+          v_time := greatest((extract(epoch FROM clock_timestamp()) * 1000000)::bigint, v_last + 1);
+          UPDATE ember_log_head h SET seq = v_seq, commit_time = v_time WHERE h.db_id = p_db;
+          FOR i IN 1 .. coalesce(array_length(p_paths, 1), 0) LOOP
+            INSERT INTO ember_changes (db_id, seq, idx, parent, id, fields, create_time, commit_time)
+            VALUES (p_db, v_seq, i, p_paths[i], '', nullif(p_values[i], ''::bytea), 0, v_time);
+          END LOOP;
+          RETURN QUERY SELECT v_seq, v_time;
+        END
+        $$
+        """,
     ]]
 
     /// Brings the database to `version`. Throws failedPrecondition for a newer schema.

@@ -259,6 +259,44 @@ public final class PostgresStore: Sendable {
         }
     }
 
+    // MARK: the tree's log
+
+    /// Logs one tree write (its overwrites, in order) at the log's next position. `expect`: the
+    /// position the write was computed at (ABORTED when another write was logged since); nil
+    /// for a blind overwrite.
+    public func commitTree(_ db: Int32, _ ops: [TreeWriteOp], expect: Int64?) async throws -> CommitPosition {
+        let paths = ops.map { $0.path.segments.joined(separator: "/") }
+        // Empty bytes stand for null (no encoded value is empty).
+        let values = ops.map { $0.value.exists ? ByteBuffer(bytes: ValueMessagePack.encode($0.value.jsonValue)) : ByteBuffer() }
+        let e = expect ?? -1
+        return try await run("logging a tree write") { client in
+            let rows = try await client.query("SELECT out_seq, out_commit_time FROM ember_tree_commit(\(db), \(e), \(paths), \(values))")
+            for try await (seq, time) in rows.decode((Int64, Int64).self) { return CommitPosition(seq: seq, commitTime: time) }
+            throw EmberError(.internal, "ember_tree_commit returned nothing")
+        }
+    }
+
+    /// The tree writes logged after position `seq`, in order, each whole: at most about `limit`
+    /// overwrites.
+    public func treeChanges(_ db: Int32, after seq: Int64, limit: Int = 1000) async throws -> [(seq: Int64, ops: [TreeWriteOp])] {
+        try await run("reading the tree's log") { client in
+            let rows = try await client.query("""
+                SELECT seq, parent, fields FROM ember_changes
+                 WHERE db_id = \(db) AND seq > \(seq)
+                   AND seq <= coalesce((SELECT max(c.seq) FROM (SELECT seq FROM ember_changes
+                                         WHERE db_id = \(db) AND seq > \(seq) ORDER BY seq, idx LIMIT \(limit)) c), \(seq))
+                 ORDER BY seq, idx
+                """)
+            var out: [(seq: Int64, ops: [TreeWriteOp])] = []
+            for try await (s, path, fields) in rows.decode((Int64, String, ByteBuffer?).self) {
+                let value = try fields.map { try TreeValue(json: ValueMessagePack.decode(Array(buffer: $0))) } ?? .null
+                let op = TreeWriteOp(path: TreePath(unchecked: path.split(separator: "/").map(String.init)), value: value)
+                if out.last?.seq == s { out[out.count - 1].ops.append(op) } else { out.append((s, [op])) }
+            }
+            return out
+        }
+    }
+
     /// Removes the commits of `db` made before `time` (µs) from the log, and returns the floor
     /// (the newest position trimmed and its time; nothing trimmed: the floor as it was).
     public func trim(_ db: Int32, before time: Int64) async throws -> (seq: Int64, time: Int64) {

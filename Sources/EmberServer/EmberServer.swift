@@ -106,7 +106,7 @@ public final class EmberServer: @unchecked Sendable { // set up in `init`, then 
     let logger: Logger
     private let persistence: Persistence
     /// With `--postgres`: the shared store and this instance's log on it.
-    private let postgres: (store: PostgresStore, log: PostgresCommitLog)?
+    private let postgres: (store: PostgresStore, log: PostgresCommitLog, tree: PostgresTreeLog)?
     private let door: BackendDoor
     private let streams = StreamRegistry()
     private let service: FirestoreService
@@ -163,14 +163,16 @@ public final class EmberServer: @unchecked Sendable { // set up in `init`, then 
             let store = try await PostgresStore.open(url: url)
             let backend = Backend(persistence: persistence)
             let log: PostgresCommitLog
+            let tree: PostgresTreeLog
             do {
                 log = try await PostgresCommitLog.attach(to: backend, store: store, database: "ember",
                                                          retention: configuration.logRetention)
+                tree = try await PostgresTreeLog.attach(to: backend, store: store, documents: log)
             } catch {
                 store.close()
                 throw error
             }
-            postgres = (store, log)
+            postgres = (store, log, tree)
             door = BackendDoor(backend: backend)
         } else {
             persistence = try configuration.path.map { try SQLitePersistence(path: $0) } ?? MemoryPersistence()
@@ -220,7 +222,7 @@ public final class EmberServer: @unchecked Sendable { // set up in `init`, then 
             })
         treeDoor = TreeDoor(backend: door.backend)
         let metrics = ServerMetrics(backend: door.backend, streams: streams, connections: connectionGuard, ledger: service.ledger,
-                                    health: health, postgres: postgres)
+                                    health: health, postgres: postgres.map { ($0.store, $0.log) })
         if let dp = configuration.databasePort {
             guard (0...65535).contains(dp) else {
                 throw EmberError.invalidArgument("Invalid database port \(dp): use 0-65535 (0 picks a free port)")
@@ -243,6 +245,7 @@ public final class EmberServer: @unchecked Sendable { // set up in `init`, then 
             let admin = configuration.adminToken ?? (EmberServer.isLoopback(configuration.host) ? "owner" : nil)
             let access = TreeAccess(door: treeDoor, verifier: verifier, adminToken: admin, issuerTemplate: configuration.tokenIssuer,
                                     defaultDecider: decider)
+            if postgres != nil { access.followSharedRules() }
             let rest = TreeREST(door: treeDoor, access: access, defaultNamespace: configuration.defaultNamespace,
                                 maxBodyBytes: configuration.maxRequestBytes)
             var tls: NIOSSLContext?
@@ -316,6 +319,7 @@ public final class EmberServer: @unchecked Sendable { // set up in `init`, then 
     /// (on either way of stopping), so the next start does not begin a lease ahead.
     private func closeStore() {
         postgres?.log.stop()
+        postgres?.tree.stop()
         door.backend.flush()
         door.close()
         treeDoor.close()

@@ -43,6 +43,10 @@ final class BackendTree {
     /// The highest write of a client sharing this durable store that was applied (see
     /// `PersistenceKey.backendAppliedTreeWrite`).
     private var appliedWrite: Int64 = 0
+    /// The shared log each write reaches first (several servers on one store); nil: none.
+    var log: TreeCommitLog?
+    /// How often a checked write is computed again after another server's write came first.
+    static let logAttempts = 20
 
     /// `queue`: the backend's queue, the only one this tree's state is used on.
     init(persistence: Persistence, queue: DispatchQueue) {
@@ -181,7 +185,11 @@ final class BackendTree {
 
     /// Applies the overwrites in order as one unit and notifies the connections listening under
     /// or above them (the writer always hears its acknowledgement).
-    func apply(_ ops: [TreeWriteOp], from origin: TreeConnection, writeId: Int64) {
+    /// `checked`: computed from the tree as it is now (see `TreeCommitLog`); false when `false`
+    /// is returned: another server's write came first (nothing was applied or told), the
+    /// caller catches up and computes it again.
+    @discardableResult
+    func apply(_ ops: [TreeWriteOp], from origin: TreeConnection, writeId: Int64, checked: Bool = false, lastAttempt: Bool = true) -> Bool {
         if origin.sharesPersistence && writeId <= appliedWrite {
             // Applied before the client restarted, its acknowledgement lost: acknowledge it now,
             // with the current values at its paths under the writer's listens (the client takes
@@ -189,7 +197,18 @@ final class BackendTree {
             // connection may have replaced it since).
             let current = ops.map { TreeWriteOp(path: $0.path, value: store.read($0.path)) }
             origin.send(.change(ops: notifications(current, only: origin.id)[origin.id] ?? [], ack: writeId))
-            return
+            return true
+        }
+        if let log, !ops.isEmpty {
+            switch log.append(ops, checked: checked) {
+            case .success:
+                break
+            case .failure(let e) where e.code == .aborted && checked && !lastAttempt:
+                return false
+            case .failure(let e):
+                origin.send(.rejected(writeId: writeId, error: e))
+                return true
+            }
         }
         // Applied only when its transaction is in the file: a storage error refuses the write.
         do {
@@ -201,7 +220,7 @@ final class BackendTree {
             }
         } catch {
             origin.send(.rejected(writeId: writeId, error: EmberError.storage(error)))
-            return
+            return true
         }
         if origin.sharesPersistence { appliedWrite = writeId }
         updateIndexes(ops)
@@ -212,6 +231,19 @@ final class BackendTree {
             let ack: Int64? = id == origin.id ? writeId : nil
             if list.isEmpty && ack == nil { continue }
             conn.send(.change(ops: list, ack: ack))
+        }
+        return true
+    }
+
+    /// Another server's write, in the log's order: stored and told to every connection
+    /// listening under or above it (nobody's acknowledgement).
+    func applyLogged(_ ops: [TreeWriteOp]) {
+        _ = try? persistence.runTransaction("logged tree write") {
+            for op in ops { store.write(op.path, op.value) }
+        }
+        updateIndexes(ops)
+        for (id, list) in notifications(ops) where !list.isEmpty {
+            connections[id]?.send(.change(ops: list, ack: nil))
         }
     }
 

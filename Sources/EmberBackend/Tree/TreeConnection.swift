@@ -39,6 +39,7 @@ public final class TreeConnection: @unchecked Sendable { // sends on the backend
     /// `windows` (from the backend's child indexes, consistent with the node sent).
     public func listen(_ path: TreePath, windows: [TreeQuery] = []) {
         backend.queue.async { [self, backend = self.backend] in
+            backend.tree.log?.catchUp()
             listened[path, default: 0] += 1
             let v = backend.tree.listen(self, path)
             let ws = windows.compactMap { backend.tree.window(path, $0, node: v) }
@@ -71,20 +72,26 @@ public final class TreeConnection: @unchecked Sendable { // sends on the backend
     /// `.rejected(writeId:error:)` with the error `compute` threw or the storage error.
     public func write(id writeId: Int64, computing compute: @escaping @Sendable (_ read: (TreePath) -> TreeValue) throws -> [TreeWriteOp]) {
         backend.queue.async { [self, backend = self.backend] in
-            let ops: [TreeWriteOp]
-            do {
-                ops = try compute { backend.tree.store.read($0) }
-            } catch {
-                send(.rejected(writeId: writeId, error: error as? EmberError ?? EmberError(.internal, "\(error)")))
-                return
+            // With a shared log: computed on the tree as the log has it, and again when another
+            // server's write came first.
+            for attempt in 1...BackendTree.logAttempts {
+                backend.tree.log?.catchUp()
+                let ops: [TreeWriteOp]
+                do {
+                    ops = try compute { backend.tree.store.read($0) }
+                } catch {
+                    send(.rejected(writeId: writeId, error: error as? EmberError ?? EmberError(.internal, "\(error)")))
+                    return
+                }
+                if backend.tree.apply(ops, from: self, writeId: writeId, checked: true, lastAttempt: attempt == BackendTree.logAttempts) { return }
             }
-            backend.tree.apply(ops, from: self, writeId: writeId)
         }
     }
 
     /// The node at `path` now, delivered on the client's queue.
     public func get(_ path: TreePath, completion: @escaping @Sendable (TreeValue) -> Void) {
         backend.queue.async { [self, backend = self.backend] in
+            backend.tree.log?.catchUp()
             let v = backend.tree.store.read(path)
             deliveryQueue.async { completion(v) }
         }
@@ -94,6 +101,7 @@ public final class TreeConnection: @unchecked Sendable { // sends on the backend
     /// decision and the value it guards), delivered on the client's queue.
     public func inspect<T: Sendable>(_ body: @escaping @Sendable (_ read: (TreePath) -> TreeValue) -> T, completion: @escaping @Sendable (T) -> Void) {
         backend.queue.async { [self, backend = self.backend] in
+            backend.tree.log?.catchUp()
             let result = body { backend.tree.store.read($0) }
             deliveryQueue.async { completion(result) }
         }

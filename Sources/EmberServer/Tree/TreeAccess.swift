@@ -49,6 +49,8 @@ final class TreeAccess: Sendable {
         var watchers: [String: [ObjectIdentifier: @Sendable () -> Void]] = [:]
     }
     private let cache = LockedValueBox(Cache())
+    /// Whether other instances share the tree (`followSharedRules`).
+    private let shared = LockedValueBox(false)
 
     init(door: TreeDoor, verifier: TokenVerifier, adminToken: String?, issuerTemplate: String, defaultDecider: Decider) {
         self.door = door
@@ -118,12 +120,20 @@ final class TreeAccess: Sendable {
 
     /// The rules deciding `namespace` now (its own are read from the store once).
     func decider(_ namespace: String) async -> Decider {
-        if cache.withLockedValue({ $0.own[namespace] != nil }) { return currentDecider(namespace) }
+        // Shared with other instances, the rules are read at every request (after the log's
+        // read barrier), parsed again only when their text changed.
+        if !shared.current, cache.withLockedValue({ $0.own[namespace] != nil }) { return currentDecider(namespace) }
         let stored = await door.read(TreePath(unchecked: [TreeAccess.rulesKey, namespace]))
-        var rules: TreeRules?
-        if case .string(let source) = stored { rules = try? TreeRules(source: source) }
+        var source: String?
+        if case .string(let s) = stored { source = s }
+        let unchanged = cache.withLockedValue { c -> Bool in
+            guard let own = c.own[namespace] else { return false }
+            return own?.source == source
+        }
+        if unchanged { return currentDecider(namespace) }
+        let rules = source.flatMap { try? TreeRules(source: $0) }
         cache.withLockedValue { c in
-            if c.own[namespace] == nil { c.own[namespace] = .some(rules) }
+            if shared.current || c.own[namespace] == nil { c.own[namespace] = .some(rules) }
         }
         return currentDecider(namespace)
     }
@@ -142,6 +152,26 @@ final class TreeAccess: Sendable {
     func currentDecider(_ namespace: String) -> Decider {
         guard let cached = cache.withLockedValue({ $0.own[namespace] }) else { return defaultDecider }
         return cached.map { Decider(rules: $0, requiresIndexes: true) } ?? defaultDecider
+    }
+
+    /// Follows rules set through other instances sharing the tree (`--postgres`): a change
+    /// under the rules key drops that namespace's cached rules (read again at the next request)
+    /// and tells its watchers.
+    func followSharedRules() {
+        shared.withLockedValue { $0 = true }
+        door.watch(TreePath(unchecked: [TreeAccess.rulesKey])) { [weak self] path in
+            guard let self else { return }
+            let tell: [@Sendable () -> Void] = cache.withLockedValue { c in
+                let namespaces = path.count >= 2 ? [path.segments[1]] : Array(c.own.keys)
+                var out: [@Sendable () -> Void] = []
+                for ns in namespaces {
+                    c.own[ns] = nil
+                    out += Array((c.watchers[ns] ?? [:]).values)
+                }
+                return out
+            }
+            for t in tell { t() }
+        }
     }
 
     /// Calls `changed` (on any thread) whenever `namespace`'s rules change, until `unwatch`.

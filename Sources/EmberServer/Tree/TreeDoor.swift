@@ -17,6 +17,8 @@ final class TreeDoor: TreeBackendClient, Sendable {
     /// The next write's id, and the writes waiting for their outcome.
     private struct Writes { var nextId: Int64 = 1; var pending: [Int64: CheckedContinuation<Void, any Error>] = [:] }
     private let writes = LockedValueBox(Writes())
+    /// Told the path of every change under a watched path (`watch`), on the door's queue.
+    private let watcher = LockedValueBox<(@Sendable (TreePath) -> Void)?>(nil)
 
     init(backend: Backend) {
         let connection = backend.connectTree(client: self, queue: queue)
@@ -24,6 +26,9 @@ final class TreeDoor: TreeBackendClient, Sendable {
     }
 
     func tree(_ connection: TreeConnection, didSend event: TreeBackendEvent) {
+        if case .change(let ops, _) = event, !ops.isEmpty, let w = watcher.current {
+            for op in ops { w(op.path) }
+        }
         switch event {
         case .change(_, let ack?):
             take(ack)?.resume()
@@ -58,6 +63,13 @@ final class TreeDoor: TreeBackendClient, Sendable {
             }
             connection.write(id: id, computing: compute)
         }
+    }
+
+    /// Listens to `path` and calls `changed` with the path of each change under it (whoever
+    /// wrote it: another instance's writes too, with a shared tree log). Once.
+    func watch(_ path: TreePath, _ changed: @escaping @Sendable (TreePath) -> Void) {
+        watcher.withLockedValue { $0 = changed }
+        connection.listen(path)
     }
 
     func close() { connection.disconnect() }
