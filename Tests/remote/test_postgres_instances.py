@@ -2,7 +2,8 @@
 Swift, C and Python client processes, each on another instance, see each other's writes as on one
 server, and a listener on every instance converges on the same documents; a
 client given several hosts moves on to the next when its instance is killed with SIGKILL, and
-its writes are acknowledged there. The PostgreSQL is a cluster of this module's own
+its writes are acknowledged there; the seed's multi-user list and tree transactions work with
+their processes spread over the instances. The PostgreSQL is a cluster of this module's own
 (Tests/scripts/with_postgres.py's Cluster)."""
 import os
 import signal
@@ -16,6 +17,7 @@ import pytest
 import ember
 import servers
 from test_mixed import finish, unique
+from test_tree_lists import check_processes_share_one_list, check_transactions_add_up, database_port
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scripts"))
 from with_postgres import Cluster  # noqa: E402
@@ -111,3 +113,15 @@ def test_a_client_given_several_hosts_moves_on_when_its_instance_is_killed(insta
             docs = {d.id: d.to_dict() for d in other.collection(collection).get()}
         assert docs == {"before": {"n": 1}, "after": {"n": 2}}
         watch.unsubscribe()
+
+
+def test_the_seeds_list_across_instances(instances, c_tree_client, swift_client):
+    """The seed's multi-user list with its clients spread over three instances (the realtime
+    protocol): every observer sees every child once, replaying to the same list."""
+    p = [database_port(s) for s in instances]
+    check_processes_share_one_list([p[0], p[1], p[2], p[1], p[2]], c_tree_client, swift_client)
+
+
+def test_tree_transactions_across_instances_add_up(instances, c_tree_client, swift_client):
+    p = [database_port(s) for s in instances]
+    check_transactions_add_up([p[0], p[1], p[2], p[0]], c_tree_client, swift_client)

@@ -67,7 +67,14 @@ def tree_port(tmp_path):
 
 
 def test_processes_share_one_list(tree_port, c_tree_client, swift_client):
-    port = tree_port
+    check_processes_share_one_list([tree_port] * 5, c_tree_client, swift_client)
+
+
+def check_processes_share_one_list(ports, c_tree_client, swift_client):
+    """The test: the test's own client on ports[0], the two writer processes on ports[1] and
+    ports[2], the C process on ports[3], the Swift one on ports[4] (one server, or instances
+    sharing one tree)."""
+    port = ports[0]
     db = ember.Client(database_host=f"127.0.0.1:{port}", ssl=False)
     seen, lock, done = [], threading.Lock(), threading.Event()
     total = 2 * 25 + 20 + 20 + 10
@@ -80,13 +87,13 @@ def test_processes_share_one_list(tree_port, c_tree_client, swift_client):
 
     posts = db.reference("posts")
     posts.observe(ember.EventType.CHILD_ADDED, added)
-    writers = [subprocess.Popen([sys.executable, "-c", WRITER, str(port), f"w{k}", "25"],
+    writers = [subprocess.Popen([sys.executable, "-c", WRITER, str(ports[1 + k]), f"w{k}", "25"],
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for k in range(2)]
     # The C process pushes 20 and observes until it has seen every child.
-    c = subprocess.Popen([c_tree_client, f"127.0.0.1:{port}", "posts", "20", str(total)],
+    c = subprocess.Popen([c_tree_client, f"127.0.0.1:{ports[3]}", "posts", "20", str(total)],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     # So does the Swift process.
-    sw = subprocess.Popen([swift_client, "tree-list", f"127.0.0.1:{port}", "posts", "20", str(total)],
+    sw = subprocess.Popen([swift_client, "tree-list", f"127.0.0.1:{ports[4]}", "posts", "20", str(total)],
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     mine = [posts.push({"from": "test", "i": i}).key for i in range(10)]
     outputs = []
@@ -324,13 +331,18 @@ print("done")
 
 
 def test_transactions_from_four_processes_add_up(tree_port, c_tree_client, swift_client):
-    """Two Python processes, a C one and a Swift one each add 1 to one counter 250 times with
-    transactions (compare-and-set by hash at the server, retried on contention): 1,000 in all."""
-    port = tree_port
-    procs = [("Python 1", [sys.executable, "-c", COUNTER, str(port), "250"]),
-             ("Python 2", [sys.executable, "-c", COUNTER, str(port), "250"]),
-             ("C", [c_tree_client, "--counter", f"127.0.0.1:{port}", "counter", "250"]),
-             ("Swift", [swift_client, "tree-counter", f"127.0.0.1:{port}", "counter", "250"])]
+    check_transactions_add_up([tree_port] * 4, c_tree_client, swift_client)
+
+
+def check_transactions_add_up(ports, c_tree_client, swift_client):
+    """Two Python processes (on ports[0] and ports[1]), a C one (ports[2]) and a Swift one
+    (ports[3]) each add 1 to one counter 250 times with transactions (compare-and-set by hash at
+    the server, retried on contention): 1,000 in all."""
+    port = ports[0]
+    procs = [("Python 1", [sys.executable, "-c", COUNTER, str(ports[0]), "250"]),
+             ("Python 2", [sys.executable, "-c", COUNTER, str(ports[1]), "250"]),
+             ("C", [c_tree_client, "--counter", f"127.0.0.1:{ports[2]}", "counter", "250"]),
+             ("Swift", [swift_client, "tree-counter", f"127.0.0.1:{ports[3]}", "counter", "250"])]
     running = [(name, subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
                for name, cmd in procs]
     for name, p in running:
