@@ -8,6 +8,7 @@
 
 EMBER_SERVER_TESTS=emulator-only runs only what needs no `ember serve` (the emulator side, to
 develop the scenarios); otherwise a missing server binary fails the tests that need it.
+EMBER_SERVER_STORE=postgres starts the `ember` server on the run's PostgreSQL instead of a file.
 Every test is bounded (TEST_SECONDS): a hung call ends the run with every thread's traceback.
 """
 import faulthandler
@@ -23,6 +24,8 @@ import servers  # noqa: E402
 
 MODE = os.environ.get("EMBER_SERVER_TESTS", "all")
 EMULATOR_ONLY = MODE == "emulator-only"
+# Where the `ember` fixture's server keeps its documents: its SQLite file, or "postgres".
+STORE = os.environ.get("EMBER_SERVER_STORE", "sqlite")
 TEST_SECONDS = 240
 
 
@@ -41,7 +44,7 @@ def pytest_collection_modifyitems(config, items):
 
 
 def pytest_report_header(config):
-    return [f"server tests: EMBER_SERVER_TESTS={MODE}, EMBER_BIN={servers.EMBER_BIN}"]
+    return [f"server tests: EMBER_SERVER_TESTS={MODE}, EMBER_SERVER_STORE={STORE}, EMBER_BIN={servers.EMBER_BIN}"]
 
 
 @pytest.fixture(autouse=True)
@@ -74,9 +77,20 @@ def emulator(server_tmpdir):
     srv.stop()
 
 
+def _start_ember(tmpdir):
+    """`ember serve` on its file, or with EMBER_SERVER_STORE=postgres on the run's PostgreSQL
+    (EMBER_TEST_POSTGRES_URL): the same suites against a PostgreSQL-backed server."""
+    if STORE == "postgres":
+        url = os.environ.get("EMBER_TEST_POSTGRES_URL")
+        if not url:
+            raise servers.StartError("EMBER_SERVER_STORE=postgres needs EMBER_TEST_POSTGRES_URL (run under Tests/scripts/with_postgres.py)")
+        return servers.start_ember(tmpdir, memory=True, extra_args=("--postgres", url))
+    return servers.start_ember(tmpdir)
+
+
 @pytest.fixture(scope="session")
 def ember(server_tmpdir):
-    srv, why = _start(servers.start_ember, server_tmpdir, "(EMBER_SERVER_TESTS=emulator-only runs only the emulator side)")
+    srv, why = _start(_start_ember, server_tmpdir, "(EMBER_SERVER_TESTS=emulator-only runs only the emulator side)")
     if why:
         pytest.fail(why, pytrace=False)
     yield srv.host
