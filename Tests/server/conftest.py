@@ -79,12 +79,9 @@ def emulator(server_tmpdir):
 
 def _start_ember(tmpdir):
     """`ember serve` on its file, or with EMBER_SERVER_STORE=postgres on the run's PostgreSQL
-    (EMBER_TEST_POSTGRES_URL): the same suites against a PostgreSQL-backed server."""
-    if STORE == "postgres":
-        url = os.environ.get("EMBER_TEST_POSTGRES_URL")
-        if not url:
-            raise servers.StartError("EMBER_SERVER_STORE=postgres needs EMBER_TEST_POSTGRES_URL (run under Tests/scripts/with_postgres.py)")
-        return servers.start_ember(tmpdir, memory=True, extra_args=("--postgres", url))
+    (servers.start_ember reads it): the same suites against a PostgreSQL-backed server."""
+    if STORE == "postgres" and not os.environ.get("EMBER_TEST_POSTGRES_URL"):
+        raise servers.StartError("EMBER_SERVER_STORE=postgres needs EMBER_TEST_POSTGRES_URL (run under Tests/scripts/with_postgres.py)")
     return servers.start_ember(tmpdir)
 
 

@@ -21,6 +21,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import uuid
 import time
 import urllib.request
 
@@ -234,14 +235,30 @@ def ember_missing():
     return None
 
 
+def fresh_postgres_database():
+    """A new, empty database on the run's PostgreSQL (EMBER_TEST_POSTGRES_URL and _BIN, set by
+    Tests/scripts/with_postgres.py): its URL."""
+    import urllib.parse
+    url = os.environ["EMBER_TEST_POSTGRES_URL"]
+    name = "e" + uuid.uuid4().hex[:16]
+    psql = os.path.join(os.environ["EMBER_TEST_POSTGRES_BIN"], "psql")
+    subprocess.run([psql, url, "-q", "-c", f"CREATE DATABASE {name}"], check=True, timeout=60,
+                   stdout=subprocess.DEVNULL)
+    parts = urllib.parse.urlsplit(url)
+    return urllib.parse.urlunsplit(parts._replace(path="/" + name))
+
+
 def start_ember(tmpdir, memory=False, extra_args=(), env=None, nofile=None, store_path=None):
     """`ember serve` on a free port, its log in `tmpdir`; the store in `tmpdir` too unless
-    `store_path` names it; `env` replaces its environment, `nofile` sets its descriptor limit
+    `store_path` names it (or EMBER_SERVER_STORE=postgres puts it on the run's PostgreSQL); `env` replaces its environment, `nofile` sets its descriptor limit
     (through the shell's ulimit, soft and hard)."""
     why = ember_missing()
     if why:
         raise StartError(why)
     store = ["--memory"] if memory else ["--path", store_path or os.path.join(tmpdir, "data.ember")]
+    if os.environ.get("EMBER_SERVER_STORE") == "postgres" and "--postgres" not in extra_args:
+        # The same server on a fresh database of the run's PostgreSQL (as a fresh file would be).
+        store = ["--memory", "--postgres", fresh_postgres_database()]
 
     def command(port):
         argv = [EMBER_BIN, "serve", *store, "--port", str(port), "--database-port", "0", *extra_args]
