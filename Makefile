@@ -384,8 +384,8 @@ server-bin: deps
 # multi-process tests, and instances sharing a PostgreSQL (test_postgres.py, on the run's own).
 test-server: server-bin server-venv postgres-deps
 	EMBER_BIN=$(EMBER_BIN) $(WATCHDOG) $(PYTHON) Tests/scripts/with_postgres.py $(SERVER_PY) -m pytest -q -p no:cacheprovider -o faulthandler_timeout=300 Tests/server
-	@echo "the differential and contract suites again, against a PostgreSQL-backed ember serve"
-	EMBER_BIN=$(EMBER_BIN) EMBER_SERVER_STORE=postgres $(WATCHDOG) $(PYTHON) Tests/scripts/with_postgres.py $(SERVER_PY) -m pytest -q -p no:cacheprovider -o faulthandler_timeout=300 Tests/server/test_differential.py Tests/server/test_servers.py
+	@echo "the differential, contract, access and rules suites again, against PostgreSQL-backed servers"
+	EMBER_BIN=$(EMBER_BIN) EMBER_SERVER_STORE=postgres $(WATCHDOG) $(PYTHON) Tests/scripts/with_postgres.py $(SERVER_PY) -m pytest -q -p no:cacheprovider -o faulthandler_timeout=300 Tests/server/test_differential.py Tests/server/test_servers.py Tests/server/access Tests/server/rules
 
 # The tree on ember serve: REST write -> SSE event, fan-out to 1,000 streams, pushes/s.
 .PHONY: bench-tree-server

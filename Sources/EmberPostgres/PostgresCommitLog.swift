@@ -18,7 +18,10 @@ import EmberModel
 public final class PostgresCommitLog: CommitLog, @unchecked Sendable { // state on the backend's queue or in boxes
     private let store: PostgresStore
     private let db: Int32
+    /// On the backend's queue (which the backend runs) it is alive; tasks and NOTIFYs reach
+    /// it through `live`, which may be gone.
     private unowned let backend: Backend
+    private weak var live: Backend?
     /// The last position applied to the backend (written on its queue; read by the tailer).
     private let applied: LockedValueBox<Int64>
     private let tailing = LockedValueBox<Task<Void, Never>?>(nil)
@@ -47,6 +50,7 @@ public final class PostgresCommitLog: CommitLog, @unchecked Sendable { // state 
         self.store = store
         self.db = db
         self.backend = backend
+        self.live = backend
         self.applied = LockedValueBox(applied)
         self.epoch = epoch
     }
@@ -84,6 +88,8 @@ public final class PostgresCommitLog: CommitLog, @unchecked Sendable { // state 
         public var lastAnswer: UInt64 = DispatchTime.now().uptimeNanoseconds
         /// Reads of the log that failed.
         public var readFailures: Int64 = 0
+        /// Commits applied from their NOTIFY's payload, without reading the log.
+        public var appliedFromNotices: Int64 = 0
         /// Whether the last read of the log failed (PostgreSQL out of reach until one answers).
         public var lastFailed = false
         /// When the read of the log now waiting began (`DispatchTime` nanoseconds); nil: none.
@@ -152,7 +158,16 @@ public final class PostgresCommitLog: CommitLog, @unchecked Sendable { // state 
             // Every commit before it first, in order. Should they not be readable now, this one
             // is not applied here either: the tailer applies them all, in order, later, and the
             // writer hears UNAVAILABLE (its commit's outcome unknown, as when a reply is lost).
-            if sendsWakeUps { notifyOthers() }
+            if sendsWakeUps {
+                // The commit as logged, for the others to apply without reading the log.
+                var logged: [LoggedChange] = []
+                for (i, w) in writes.enumerated() where !w.checkOnly {
+                    logged.append(LoggedChange(seq: position.seq, index: i + 1, key: w.key, fields: w.fields,
+                                               createTime: w.fields == nil ? 0 : (entries[i].document?.createTime ?? position.commitTime),
+                                               commitTime: position.commitTime))
+                }
+                notifyOthers(payload: CommitNotice.encode(logged))
+            }
             // Nothing logged between this instance's last position and this commit: no read.
             guard position.seq == applied.current + 1 || apply(through: position.seq - 1) else {
                 return .failure(EmberError(.unavailable, "The commit was stored, but PostgreSQL did not answer afterwards"))
@@ -267,9 +282,13 @@ public final class PostgresCommitLog: CommitLog, @unchecked Sendable { // state 
         let task = Task(executorPreference: PostgresExecutor()) {
             while !Task.isCancelled {
                 do {
-                    try await store.listenForCommits { id in
+                    try await store.listenForCommits { [weak self] id, payload in
                         if id == nil { wakeUps.withLockedValue { $0 = true } }
-                        if id == nil || id == db { doorbell.ring() }
+                        if id == db, let payload, let changes = CommitNotice.decode(payload), let me = self {
+                            me.applyNotice(changes)
+                        } else if id == nil || id == db {
+                            doorbell.ring()
+                        }
                         if let id { others.current[id]?.ring() } else { others.current.values.forEach { $0.ring() } }
                     }
                 } catch {}
@@ -278,6 +297,19 @@ public final class PostgresCommitLog: CommitLog, @unchecked Sendable { // state 
             }
         }
         listening.withLockedValue { $0 = task }
+    }
+
+    /// A commit another instance announced with its NOTIFY: applied at once when it is the
+    /// next position; otherwise the tailer reads the log (which holds it too).
+    private func applyNotice(_ changes: [LoggedChange]) {
+        live?.onQueueAsync { [self] in
+            if changes[0].seq == applied.current + 1 {
+                applyChanges(changes, through: nil)
+                statusBox.withLockedValue { $0.appliedFromNotices += 1 }
+            } else {
+                doorbell.ring()
+            }
+        }
     }
 
     /// Rings `bell` too for every NOTIFY of database `id` (another log sharing this listener).
@@ -290,7 +322,7 @@ public final class PostgresCommitLog: CommitLog, @unchecked Sendable { // state 
 
     /// Sends a NOTIFY for this log, off the writer's path; commits made while one is in flight
     /// share the next one.
-    private func notifyOthers() {
+    private func notifyOthers(payload: String?) {
         let send = notifying.withLockedValue { n -> Bool in
             if n.inFlight { n.again = true; return false }
             n.inFlight = true
@@ -299,8 +331,10 @@ public final class PostgresCommitLog: CommitLog, @unchecked Sendable { // state 
         guard send else { return }
         let store = self.store, db = self.db
         Task(executorPreference: store.executor) { [weak self] in
+            var payload = payload
             while true {
-                try? await store.notify(db)
+                try? await store.notify(db, payload: payload)
+                payload = nil   // the commits that came meanwhile: by id only
                 let more = self?.notifying.withLockedValue { n -> Bool in
                     if n.again { n.again = false; return true }
                     n.inFlight = false
@@ -341,8 +375,9 @@ public final class PostgresCommitLog: CommitLog, @unchecked Sendable { // state 
                     continue
                 }
                 guard let me = self else { return }
+                guard let backend = me.live else { return }   // the backend is gone
                 await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
-                    me.backend.onQueueAsync {
+                    backend.onQueueAsync {
                         if tail.behindFloor {
                             // Trimmed before this instance read it: start again from a snapshot.
                             if me.applied.current == from { _ = me.resync() }

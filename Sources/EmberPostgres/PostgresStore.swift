@@ -240,21 +240,27 @@ public final class PostgresStore: Sendable {
     static let channel = "ember_log"
 
     /// Tells every instance listening that `db` has a new commit (outside the commit: a NOTIFY
-    /// inside it would serialize commits on the cluster's notification queue).
-    public func notify(_ db: Int32) async throws {
+    /// inside it would serialize commits on the cluster's notification queue). `payload`, when
+    /// given, follows the id after a ':' (see `PostgresCommitLog`).
+    public func notify(_ db: Int32, payload: String? = nil) async throws {
+        let text = payload.map { "\(db):\($0)" } ?? String(db)
         try await run("notifying") { client in
-            _ = try await client.query("SELECT pg_notify(\(PostgresStore.channel), \(String(db)))")
+            _ = try await client.query("SELECT pg_notify(\(PostgresStore.channel), \(text))")
         }
     }
 
-    /// Calls `wake` with the database id of every NOTIFY on the channel (nil once listening
-    /// starts), on one connection of the pool held for it, until the task is cancelled; throws
-    /// when the connection fails. Run it on a task that prefers a `PostgresExecutor`.
-    public func listenForCommits(_ wake: @escaping @Sendable (Int32?) -> Void) async throws {
+    /// Calls `wake` with the database id and payload of every NOTIFY on the channel (nil, nil
+    /// once listening starts), on one connection of the pool held for it, until the task is
+    /// cancelled; throws when the connection fails. Run it on a task that prefers a
+    /// `PostgresExecutor`.
+    public func listenForCommits(_ wake: @escaping @Sendable (Int32?, Substring?) -> Void) async throws {
         try await client.withConnection { c in
             try await c.listen(on: PostgresStore.channel) { notifications in
-                wake(nil)
-                for try await n in notifications { wake(Int32(n.payload)) }
+                wake(nil, nil)
+                for try await n in notifications {
+                    let parts = n.payload.split(separator: ":", maxSplits: 1)
+                    wake(parts.first.flatMap { Int32($0) }, parts.count == 2 ? parts[1] : nil)
+                }
             }
         }
     }

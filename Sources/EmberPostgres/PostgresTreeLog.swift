@@ -15,7 +15,10 @@ import EmberModel
 public final class PostgresTreeLog: TreeCommitLog, @unchecked Sendable { // state on the backend's queue or in boxes
     private let store: PostgresStore
     private let db: Int32
+    /// On the backend's queue (which the backend runs) it is alive; tasks and NOTIFYs reach
+    /// it through `live`, which may be gone.
     private unowned let backend: Backend
+    private weak var live: Backend?
     private let documents: PostgresCommitLog
     /// The last position applied to the backend's tree.
     private let applied: LockedValueBox<Int64>
@@ -26,6 +29,7 @@ public final class PostgresTreeLog: TreeCommitLog, @unchecked Sendable { // stat
         self.store = store
         self.db = db
         self.backend = backend
+        self.live = backend
         self.documents = documents
         self.applied = LockedValueBox(applied)
     }
@@ -116,8 +120,9 @@ public final class PostgresTreeLog: TreeCommitLog, @unchecked Sendable { // stat
                     await me.doorbell.wait(upTo: me.documents.pollSeconds)
                     continue
                 }
+                guard let backend = me.live else { return }   // the backend is gone
                 await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
-                    me.backend.onQueueAsync {
+                    backend.onQueueAsync {
                         me.applyBatch(batch, through: nil)
                         c.resume()
                     }

@@ -110,6 +110,12 @@ final class PostgresCommitLogTests: XCTestCase {
         let versions = a.recorder.commits.map { $0.version }
         XCTAssertEqual(versions, versions.sorted())
         XCTAssertEqual(Set(versions).count, 40)
+        let fromNotices = a.log.status.appliedFromNotices + b.log.status.appliedFromNotices
+        if wakeUps {
+            XCTAssertGreaterThan(fromNotices, 0, "some commits applied from their NOTIFY's payload")
+        } else {
+            XCTAssertEqual(fromNotices, 0)
+        }
     }
 
     /// Read-modify-write transactions on one counter through two instances at once: each
