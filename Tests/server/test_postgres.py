@@ -33,24 +33,23 @@ def start_instances(tmp_path, n):
     return started
 
 
-@pytest.fixture
-def instances(tmp_path):
-    started = start_instances(tmp_path, 2)
+def running(tmp_path, n):
+    started = start_instances(tmp_path, n)
     try:
         yield started
     finally:
         for s in started:
             s.stop()
+
+
+@pytest.fixture
+def instances(tmp_path):
+    yield from running(tmp_path, 2)
 
 
 @pytest.fixture
 def three(tmp_path):
-    started = start_instances(tmp_path, 3)
-    try:
-        yield started
-    finally:
-        for s in started:
-            s.stop()
+    yield from running(tmp_path, 3)
 
 
 def test_the_start_line_names_the_store(instances):

@@ -150,12 +150,15 @@ def catch_up(tmp, pg, n):
     ch.close()
     c.stop()
     t0 = now()
-    psql(pg, f"""
-        SELECT count(*) FROM generate_series(1, {n}) g, LATERAL ember_commit(
-          (SELECT db_id FROM ember_log_head WHERE name = 'ember'), 0,
-          ARRAY['{PARENT}'], ARRAY['d' || g], ARRAY['bench-catchup'],
-          ARRAY[(SELECT fields FROM ember_documents WHERE parent = '{PARENT}' AND id = 'seed')],
-          ARRAY[0::smallint], ARRAY[-2::bigint])""")
+    # In transactions of 5,000: one transaction updating the log's head 100,000 times would
+    # leave each FOR UPDATE a longer chain of row versions to walk.
+    for start_at in range(1, n + 1, 5000):
+        psql(pg, f"""
+            SELECT count(*) FROM generate_series({start_at}, {min(n, start_at + 4999)}) g, LATERAL ember_commit(
+              (SELECT db_id FROM ember_log_head WHERE name = 'ember'), 0,
+              ARRAY['{PARENT}'], ARRAY['d' || g], ARRAY['bench-catchup'],
+              ARRAY[(SELECT fields FROM ember_documents WHERE parent = '{PARENT}' AND id = 'seed')],
+              ARRAY[0::smallint], ARRAY[-2::bigint])""")
     logged_s = now() - t0
     t1 = now()
     c2 = start(tmp, "catchup-c2", pg)
@@ -175,7 +178,7 @@ def catch_up(tmp, pg, n):
 
 def fanout(hosts, total, procs_per_host, channels, rounds):
     doc = "bench-scale-fan/doc"
-    per = total // (len(hosts) * procs_per_host)
+    per = -(-total // (len(hosts) * procs_per_host))   # at least `total` in all
     w = bs.Workers([("fanout", h, per, channels, ROOT + "/" + doc) for h in hosts for _ in range(procs_per_host)])
     ch = grpc.insecure_channel(hosts[0], options=CH_OPTS)
     commit = ch.unary_unary(COMMIT)
@@ -268,7 +271,7 @@ def main():
         ("A -> A on SQLite p50 / p99, ms", "", f"{fmt(results['ab_sqlite']['p50'])}/{fmt(results['ab_sqlite']['p99'])}", ""),
         (f"{fan.get('streams', 0):,} listeners over 3 instances, last, ms", target_text("scaleout.fanout_10000_ms"),
          f"{fmt(fan.get('median'))} (first {fmt(fan.get('first'))}, median stream {fmt(fan.get('mid'))})",
-         verdict("scaleout.fanout_10000_ms", fan.get("median")) if fan.get("streams") == 10_000 else "n/a (quick)"),
+         verdict("scaleout.fanout_10000_ms", fan.get("median")) if fan.get("streams", 0) >= 10_000 else "n/a (quick)"),
         (f"catch-up after {cu['commits']:,} commits: start, s", "", fmt(cu["start_s"]), ""),
         ("catch-up: first read of the last commit, s", "", f"{fmt(cu['read_s'])} (RSS {fmt(cu['rss_mb'], 0)} MB; log written in {fmt(cu['logged_s'], 1)} s)", ""),
     ]
