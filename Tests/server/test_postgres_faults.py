@@ -1,11 +1,13 @@
 """Faults of several `ember serve` instances on one PostgreSQL (docs/scale-out.md): PostgreSQL
 stopped under the instances (calls fail with UNAVAILABLE and nothing is acknowledged; health turns
-NOT_SERVING; everything resumes when it returns, listeners included) and an instance killed with
-SIGKILL while clients write through every instance and listen (nothing acknowledged is lost).
+NOT_SERVING; everything resumes when it returns, listeners included), also while clients keep
+writing; an instance killed with SIGKILL while clients write through every instance and listen
+(nothing acknowledged is lost); a full disk on the database side (RESOURCE_EXHAUSTED).
 Each test gets a PostgreSQL cluster of its own (Tests/scripts/with_postgres.py's Cluster), which
 it stops and starts."""
 import os
 import signal
+import subprocess
 import sys
 import threading
 import time
@@ -140,3 +142,73 @@ def test_an_instance_killed_with_sigkill_loses_nothing_acknowledged(tmp_path, pg
     finally:
         for s in insts:
             s.stop()
+
+
+def test_postgresql_restarted_under_load_loses_nothing_acknowledged(tmp_path, pg):
+    """Writers on two instances keep writing while PostgreSQL stops and starts again: every
+    failure is UNAVAILABLE (or a deadline), every acknowledged write is there afterwards, and a
+    listener opened before the outage ends on the same documents."""
+    a, b = start(tmp_path, pg, "a"), start(tmp_path, pg, "b")
+    try:
+        col = "restart-" + os.urandom(3).hex()
+        rec = Recorder(servers.client(b.host).collection(col))
+        wait_for(lambda: rec.last() == {}, "the listener's first snapshot")
+        acked, failures, stop = [], [], threading.Event()
+
+        def write(srv, tag):
+            db = servers.client(srv.host)
+            n = 0
+            while not stop.is_set():
+                n += 1
+                try:
+                    db.collection(col).document(f"{tag}{n}").set({"n": n}, retry=None, timeout=15)
+                    acked.append(f"{tag}{n}")
+                except (gexc.ServiceUnavailable, gexc.DeadlineExceeded) as e:
+                    failures.append(e)
+                    time.sleep(0.05)
+
+        threads = [threading.Thread(target=write, args=(s, t)) for s, t in ((a, "a"), (b, "b"))]
+        for t in threads:
+            t.start()
+        wait_for(lambda: len(acked) >= 20, "writes before the restart")
+        pg.stop()
+        wait_for(lambda: len(failures) >= 2, "writes refused while PostgreSQL is down")
+        pg.start()
+        before = len(acked)
+        wait_for(lambda: len(acked) >= before + 20, "writes acknowledged after the restart")
+        stop.set()
+        for t in threads:
+            t.join(WAIT)
+        on_a = {d.id for d in servers.client(a.host).collection(col).stream()}
+        assert set(acked) <= on_a, sorted(set(acked) - on_a)[:10]
+        wait_for(lambda: set(rec.last() or {}) == on_a, "the listener on B converging")
+        rec.watch.unsubscribe()
+    finally:
+        a.stop()
+        b.stop()
+
+
+def test_a_full_disk_on_the_database_side_is_an_error_and_nothing_is_acknowledged(tmp_path, pg):
+    """PostgreSQL's disk_full (53100), raised by a trigger on the log as a full disk would raise
+    it inside the commit: the write fails with RESOURCE_EXHAUSTED, nothing of it is stored or
+    seen, and writes succeed again once the disk has room."""
+    a = start(tmp_path, pg, "a")
+    try:
+        db = servers.client(a.host)
+        col = "full-" + os.urandom(3).hex()
+        db.collection(col).document("before").set({"n": 1})
+        psql = os.path.join(pg.bindir, "psql")
+
+        def sql(statement):
+            subprocess.run([psql, pg.url, "-q", "-c", statement], check=True, timeout=60, stdout=subprocess.DEVNULL)
+        sql("CREATE FUNCTION full_disk() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
+            "RAISE EXCEPTION 'could not extend file: No space left on device' USING ERRCODE = 'disk_full'; END $$")
+        sql("CREATE TRIGGER full_disk BEFORE INSERT ON ember_changes FOR EACH ROW EXECUTE FUNCTION full_disk()")
+        with pytest.raises(gexc.ResourceExhausted) as e:
+            db.collection(col).document("lost").set({"n": 2}, retry=None, timeout=WAIT)
+        assert "disk is full" in str(e.value), e.value
+        sql("DROP TRIGGER full_disk ON ember_changes")
+        db.collection(col).document("after").set({"n": 3})
+        assert sorted(d.id for d in db.collection(col).stream()) == ["after", "before"]
+    finally:
+        a.stop()
