@@ -117,10 +117,14 @@ class Cluster:
         log = open(os.path.join(self.root, "server.log"), "a")
         if self.owner is not None:
             os.chown(log.name, self.owner.pw_uid, self.owner.pw_gid)
-        self.server = subprocess.Popen([os.path.join(self.bindir, "postgres"), "-D", self.data, "-p", str(self.port),
+        # setpriv (util-linux) drops to the owner and sets the parent-death signal, with no Python
+        # in the forked child: the caller may have threads (gRPC's), which make a preexec_fn abort.
+        drop = ["--reuid", str(self.owner.pw_uid), "--regid", str(self.owner.pw_gid), "--clear-groups"] if self.owner else []
+        self.server = subprocess.Popen(["setpriv", *drop, "--pdeathsig", "KILL", "--",
+                                        os.path.join(self.bindir, "postgres"), "-D", self.data, "-p", str(self.port),
                                         "-c", "listen_addresses=127.0.0.1", "-c", f"unix_socket_directories={self.root}",
                                         "-c", "max_connections=200"],
-                                       stdout=log, stderr=subprocess.STDOUT, preexec_fn=as_owner(self.owner))
+                                       stdout=log, stderr=subprocess.STDOUT)
         log.close()
         deadline = time.monotonic() + 60
         while True:

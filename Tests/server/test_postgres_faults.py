@@ -181,7 +181,15 @@ def test_postgresql_restarted_under_load_loses_nothing_acknowledged(tmp_path, pg
             t.join(WAIT)
         on_a = {d.id for d in servers.client(a.host).collection(col).stream()}
         assert set(acked) <= on_a, sorted(set(acked) - on_a)[:10]
-        wait_for(lambda: set(rec.last() or {}) == on_a, "the listener on B converging")
+        try:
+            wait_for(lambda: set(rec.last() or {}) == on_a, "the listener on B converging")
+        except AssertionError:
+            missing = sorted(on_a - set(rec.last() or {}))
+            extra = sorted(set(rec.last() or {}) - on_a)
+            metrics = {s.host: [line for line in call(database_port(s), "GET", "/metrics").body.decode().splitlines()
+                                if line.startswith(("ember_log", "ember_commits", "ember_logged", "ember_serving", "ember_pool"))]
+                       for s in (a, b)}
+            raise AssertionError(f"B's listener: missing {missing[:10]}, extra {extra[:10]}; {metrics}")
         rec.watch.unsubscribe()
     finally:
         a.stop()
