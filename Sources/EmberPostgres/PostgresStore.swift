@@ -70,7 +70,7 @@ public final class PostgresStore: Sendable {
         do {
             let client = store.client
             try await Task(executorPreference: store.executor) {
-                try await bounded(connectTimeout + operationTimeout, "connecting and migrating") { try await PostgresSchema.migrate(client) }
+                try await bounded(connectTimeout + operationTimeout, "connecting and migrating", on: store.executor) { try await PostgresSchema.migrate(client) }
             }.value
         } catch {
             store.close()
@@ -473,16 +473,33 @@ extension PostgresStore {
 }
 
 extension PostgresStore {
-    /// `body`, or UNAVAILABLE once `seconds` have passed (the body is cancelled).
-    static func bounded<T: Sendable>(_ seconds: Double, _ what: String, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
-        try await withThrowingTaskGroup(of: T.self) { group in
-            group.addTask { try await body() }
-            group.addTask {
-                try await Task.sleep(for: .milliseconds(Int64(seconds * 1000)))
-                throw EmberError(.unavailable, "PostgreSQL did not answer in \(seconds) s (\(what))")
+    /// `body`, or UNAVAILABLE once `seconds` have passed. The caller never waits past the bound:
+    /// on time-out the body's task is cancelled and left to end on its own (a task group would
+    /// wait for a body that ignores cancellation, e.g. a query on a connection that went silent).
+    static func bounded<T: Sendable>(_ seconds: Double, _ what: String, on executor: PostgresExecutor,
+                                     _ body: @escaping @Sendable () async throws -> T) async throws -> T {
+        let pending = LockedValueBox<CheckedContinuation<T, Error>?>(nil)
+        let working = LockedValueBox<Task<Void, Never>?>(nil)
+        @Sendable func finish(_ r: Result<T, Error>) -> Bool {
+            guard let c = pending.withLockedValue({ p -> CheckedContinuation<T, Error>? in defer { p = nil }; return p }) else { return false }
+            c.resume(with: r)
+            return true
+        }
+        return try await withCheckedThrowingContinuation { (c: CheckedContinuation<T, Error>) in
+            pending.withLockedValue { $0 = c }
+            let timer = Task(executorPreference: executor) {
+                try? await Task.sleep(for: .milliseconds(Int64(seconds * 1000)))
+                if !Task.isCancelled, finish(.failure(EmberError(.unavailable, "PostgreSQL did not answer in \(seconds) s (\(what))"))) {
+                    working.current?.cancel()
+                }
             }
-            defer { group.cancelAll() }
-            return try await group.next()!
+            let work = Task(executorPreference: executor) {
+                let r: Result<T, Error>
+                do { r = .success(try await body()) } catch { r = .failure(error) }
+                timer.cancel()
+                _ = finish(r)
+            }
+            working.withLockedValue { $0 = work }
         }
     }
 
@@ -491,11 +508,8 @@ extension PostgresStore {
         let client = self.client, timeout = operationTimeout
         usageBox.withLockedValue { $0.inFlight += 1 }
         do {
-            // On the store's executor: no hop when the caller already runs there (the log's
-            // waits and tailer), one otherwise.
-            let v = try await withTaskExecutorPreference(executor) {
-                try await PostgresStore.bounded(timeout, what) { try await body(client) }
-            }
+            // On the store's executor (its own queue), never the process's global executor.
+            let v = try await PostgresStore.bounded(timeout, what, on: executor) { try await body(client) }
             usageBox.withLockedValue { $0.inFlight -= 1; $0.total += 1 }
             return v
         } catch {
