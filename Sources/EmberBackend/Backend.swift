@@ -46,7 +46,8 @@ public final class Backend: @unchecked Sendable { // confined to `queue`; its en
     /// With several servers on one store: the log every commit reaches before it is applied
     /// here (set before the first connection; see `CommitLog`).
     public var commitLog: CommitLog?
-    /// How many times a commit is computed again when the log says another came first.
+    /// How many times a commit (or a computed tree write) is computed again when the log says
+    /// another came first.
     static let logAttempts = 20
     /// Whether the keys plain sets write are mostly new, from the last ones seen (a saturating
     /// count in -16...16: a new key adds one, an existing key takes one away). While positive,

@@ -45,8 +45,6 @@ final class BackendTree {
     private var appliedWrite: Int64 = 0
     /// The shared log each write reaches first (several servers on one store); nil: none.
     var log: TreeCommitLog?
-    /// How often a checked write is computed again after another server's write came first.
-    static let logAttempts = 20
 
     /// `queue`: the backend's queue, the only one this tree's state is used on.
     init(persistence: Persistence, queue: DispatchQueue) {

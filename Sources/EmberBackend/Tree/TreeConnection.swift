@@ -74,7 +74,7 @@ public final class TreeConnection: @unchecked Sendable { // sends on the backend
         backend.queue.async { [self, backend = self.backend] in
             // With a shared log: computed on the tree as the log has it, and again when another
             // server's write came first.
-            for attempt in 1...BackendTree.logAttempts {
+            for attempt in 1...Backend.logAttempts {
                 backend.tree.log?.catchUp()
                 let ops: [TreeWriteOp]
                 do {
@@ -83,7 +83,7 @@ public final class TreeConnection: @unchecked Sendable { // sends on the backend
                     send(.rejected(writeId: writeId, error: error as? EmberError ?? EmberError(.internal, "\(error)")))
                     return
                 }
-                if backend.tree.apply(ops, from: self, writeId: writeId, checked: true, lastAttempt: attempt == BackendTree.logAttempts) { return }
+                if backend.tree.apply(ops, from: self, writeId: writeId, checked: true, lastAttempt: attempt == Backend.logAttempts) { return }
             }
         }
     }
